@@ -1,0 +1,179 @@
+/** The database as Kysely sees it: one interface per table (columns in snake_case, see docs/schema.md). */
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+export interface HubSettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface CredentialsTable {
+  name: string;
+  access_key: string;
+  enabled: number;
+  enable_control_hub: number;
+  enable_management_api: number;
+  enable_developer_access: number;
+  authorizations: string;
+}
+
+export interface SentinelsTable {
+  name: string;
+  credential_name: string;
+}
+
+export interface PackageInstancesTable {
+  sentinel_name: string;
+  name: string;
+  package_file: string | null;
+  enabled: number;
+  credential_name: string | null;
+  auto_start: number;
+  recovery_options: string | null;
+}
+
+export interface PackageInstanceGroupsTable {
+  sentinel_name: string;
+  instance_name: string;
+  group_name: string;
+}
+
+export interface SettingsGroupsTable {
+  name: string;
+}
+
+export interface SettingsTable {
+  owner_kind: 'instance' | 'group';
+  sentinel_name: string;
+  owner_name: string;
+  key: string;
+  kind: 'value' | 'content';
+  value: string;
+  position: number;
+}
+
+export interface PackageInstanceImportsTable {
+  sentinel_name: string;
+  instance_name: string;
+  position: number;
+  settings_group_name: string;
+}
+
+export interface CallersTable {
+  connection_id: string;
+  friendly_name: string;
+  kind: 'consumer' | 'package';
+  sentinel_name: string;
+  package_name: string;
+  first_seen_ms: number;
+}
+
+export interface StateObjectsTable {
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+  value: string;
+  metadatas: string;
+  last_update_ms: number;
+  lifetime_s: number;
+  expires_at_ms: number | null;
+  expiry_announced: Generated<number>;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  kind: 'state_objects' | 'messages';
+  owner_connection_id: string;
+  credential_name: string;
+  created_ms: number;
+  last_active_ms: number;
+  queued_messages: Generated<number>;
+}
+
+export interface StateObjectFiltersTable {
+  id: Generated<number>;
+  subscription_id: string;
+  sentinel_glob: string;
+  package_glob: string;
+  name_glob: string;
+  type_glob: string;
+  exact_name: string | null;
+}
+
+export interface StateObjectChangesTable {
+  id: Generated<number>;
+  subscription_id: string;
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+  is_deleted: number;
+}
+
+export interface MessageGroupMembersTable {
+  subscription_id: string;
+  group_name: string;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  sender_connection_id: string;
+  sender_type: number;
+  sender_friendly_name: string;
+  scope: number;
+  args: string;
+  saga_id: string | null;
+  key: string;
+  data: string;
+  sent_ms: number;
+}
+
+export interface MessageDeliveriesTable {
+  id: Generated<number>;
+  subscription_id: string;
+  message_id: number;
+}
+
+export interface PackageLogsTable {
+  id: Generated<number>;
+  sentinel_name: string;
+  package_name: string;
+  level: 'Info' | 'Warn' | 'Error';
+  message: string;
+  logged_ms: number;
+}
+
+export interface PackageDescriptorsTable {
+  sentinel_name: string;
+  package_name: string;
+  descriptor: string;
+  declared_ms: number;
+}
+
+export interface Database {
+  hub_settings: HubSettingsTable;
+  credentials: CredentialsTable;
+  sentinels: SentinelsTable;
+  package_instances: PackageInstancesTable;
+  package_instance_groups: PackageInstanceGroupsTable;
+  settings_groups: SettingsGroupsTable;
+  settings: SettingsTable;
+  package_instance_imports: PackageInstanceImportsTable;
+  callers: CallersTable;
+  state_objects: StateObjectsTable;
+  subscriptions: SubscriptionsTable;
+  state_object_filters: StateObjectFiltersTable;
+  state_object_changes: StateObjectChangesTable;
+  message_group_members: MessageGroupMembersTable;
+  messages: MessagesTable;
+  message_deliveries: MessageDeliveriesTable;
+  package_logs: PackageLogsTable;
+  package_descriptors: PackageDescriptorsTable;
+}
+
+export type StateObjectRow = Selectable<StateObjectsTable>;
+export type NewStateObjectRow = Insertable<StateObjectsTable>;
+export type MessageRow = Selectable<MessagesTable>;
+export type CallerRow = Selectable<CallersTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type PackageLogRow = Selectable<PackageLogsTable>;

@@ -1,0 +1,37 @@
+/**
+ * The one family of errors the hub raises on purpose. Each carries the HTTP status and a stable code;
+ * the HTTP layer maps them to the wire body `{Message, MessageDetail}` in one place (http/errorMapping.ts).
+ */
+export class HubError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+    this.name = 'HubError';
+  }
+}
+
+export const badRequest = (code: string, message: string, detail?: string) =>
+  new HubError(400, code, message, detail);
+
+export const forbidden = () =>
+  new HubError(403, 'AccessDenied', 'Authorization has been denied for this request.');
+
+export const notFound = (message: string, detail?: string) =>
+  new HubError(404, 'NotFound', message, detail);
+
+export const conflict = (code: string, message: string) => new HubError(409, code, message);
+
+/** Firmware treats exactly 500 as "subscription lost" and re-subscribes (wire.md). */
+export const subscriptionLost = (id: string) =>
+  new HubError(
+    500,
+    'SubscriptionNotFound',
+    `The subscription '${id}' does not exist or has expired.`,
+    'Subscribe again to receive updates.',
+  );
+
+export const tooManyRequests = (message: string) => new HubError(429, 'TooManyRequests', message);

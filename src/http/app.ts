@@ -1,0 +1,100 @@
+/** The Koa application: middleware order, the interface routers, and the answers for unknown paths. */
+import cors from '@koa/cors';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import { randomUUID } from 'node:crypto';
+import { HubError, notFound } from '../errors.js';
+import { consumerRouter } from './consumer.js';
+import type { HubServices, HubState } from './context.js';
+import { errorMapping } from './errorMapping.js';
+import { managementRouter } from './management.js';
+import { platformRouter } from './platform.js';
+
+export interface Readiness {
+  ready: boolean;
+}
+
+const INTERFACES = /^\/rest\/(consumer|platform|constellation|management)\/(.*)$/i;
+
+/** Unknown action (wire.md): 404 with the Message/MessageDetail pair firmware and consoles expect. */
+function unknownPath(path: string): HubError {
+  const match = INTERFACES.exec(path);
+  if (!match) return notFound(`No HTTP resource was found that matches the request URI '${path}'.`);
+  const interfaceName = match[1].toLowerCase() === 'constellation' ? 'platform' : match[1].toLowerCase();
+  return notFound(
+    `No HTTP resource was found that matches the request URI '${path}'.`,
+    `No action was found on the ${interfaceName} interface that matches the name '${match[2]}'.`,
+  );
+}
+
+export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
+  const app = new Koa<HubState>();
+  app.proxy = false;
+
+  app.use(async (ctx, next) => {
+    ctx.state.requestId = randomUUID();
+    const started = performance.now();
+    await next();
+    services.logger.debug(
+      { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+      'request',
+    );
+  });
+  app.use(errorMapping(services.logger));
+  app.use(
+    cors({
+      origin: '*',
+      allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'SentinelName', 'PackageName', 'AccessKey'],
+      maxAge: 600,
+    }),
+  );
+  // A preflight without CORS request headers still gets an answer, never an authentication error.
+  app.use(async (ctx, next) => {
+    if (ctx.method !== 'OPTIONS') return next();
+    ctx.set('Allow', 'GET, POST, DELETE, OPTIONS');
+    ctx.status = 204;
+  });
+
+  const ops = new Router<HubState>();
+  ops.get('/health', (ctx) => {
+    ctx.body = { Status: 'ok' };
+  });
+  ops.get('/ready', (ctx) => {
+    ctx.status = readiness.ready ? 200 : 503;
+    ctx.body = { Status: readiness.ready ? 'ready' : 'not ready' };
+  });
+  app.use(ops.routes());
+
+  app.use(
+    koaBody({
+      json: false,
+      urlencoded: false,
+      multipart: false,
+      text: true,
+      // Bodies arrive as text and are parsed as lenient JSON (or XML) by the handler that wants them.
+      textTypes: ['application/json', 'application/*+json', 'text/*', 'application/xml', 'application/*+xml', 'application/x-www-form-urlencoded'],
+      textLimit: services.options.bodyLimitBytes,
+    }),
+  );
+
+  // Whatever no router answered: an unknown action or resource. (Routers' allowedMethods answer 405 first.)
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw unknownPath(ctx.path);
+  });
+
+  const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+  const routers = [
+    consumerRouter(services),
+    platformRouter('/rest/platform', services),
+    platformRouter('/rest/constellation', services),
+    managementRouter(services),
+  ];
+  for (const router of routers) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
+  }
+  return app;
+}

@@ -1,0 +1,53 @@
+/** zod schemas of the JSON bodies of the consumer and virtual package interfaces. */
+import { z } from 'zod';
+import { badRequest } from '../errors.js';
+
+/** ASP.NET-era clients vary the case of JSON keys: map them onto the canonical names. */
+export function canonicalKeys(value: unknown, names: readonly string[]): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [byLower.get(k.toLowerCase()) ?? k, v]));
+}
+
+const withKeys = <T extends z.ZodType>(names: readonly string[], schema: T) =>
+  z.preprocess((v) => canonicalKeys(v, names), schema);
+
+const scopeSchema = withKeys(
+  ['Scope', 'Type', 'Args', 'SagaId'],
+  z.object({
+    Scope: z.union([z.string(), z.number()]).optional(),
+    Type: z.union([z.string(), z.number()]).optional(),
+    Args: z.array(z.string()).nullish(),
+    SagaId: z.string().nullish(),
+  }),
+);
+
+/** `{Scope: {Scope|Type, Args, SagaId}, Key, Data}`: either scope-type key on both interfaces. */
+export const sendMessageBody = withKeys(
+  ['Scope', 'Key', 'Data'],
+  z.object({
+    Scope: scopeSchema,
+    Key: z.string().min(1, 'must not be empty'),
+    Data: z.unknown().optional(),
+  }),
+);
+
+export const pushStateObjectBody = withKeys(
+  ['Name', 'Value', 'Type', 'Lifetime', 'Metadatas'],
+  z.object({
+    Name: z.string().min(1, 'must not be empty').max(1024),
+    Value: z.unknown().refine((v) => v !== undefined, 'is required'),
+    Type: z.string().max(256).nullish(),
+    Lifetime: z.number().int('must be a whole number of seconds').min(0, 'must not be negative').nullish(),
+    Metadatas: z.record(z.string(), z.string()).nullish(),
+  }),
+);
+
+/** Parses a body with `schema`, or answers 400 naming the first field at fault. */
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue.path.length ? issue.path.map(String).join('.') : '(body)';
+  throw badRequest('InvalidBody', `The body is not valid: ${field} ${issue.message}.`, `Field: ${field}`);
+}

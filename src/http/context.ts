@@ -1,0 +1,51 @@
+/** What the HTTP layer hands to every router: the hub's services and the request state they share. */
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import type { Configuration } from '../hub/configuration.js';
+import type { Caller } from '../hub/caller.js';
+import type { Messages } from '../hub/messages.js';
+import type { StateObjects } from '../hub/stateObjects.js';
+import type { PackageLogs } from '../hub/packageLogs.js';
+import type { Descriptors } from '../hub/descriptors.js';
+import type { HubOptions } from '../settings.js';
+import type { Management } from '../hub/management.js';
+
+export interface HubServices {
+  options: HubOptions;
+  logger: Logger;
+  configuration: Configuration;
+  stateObjects: StateObjects;
+  messages: Messages;
+  packageLogs: PackageLogs;
+  descriptors: Descriptors;
+  management: Management;
+  version: string;
+}
+
+export interface HubState {
+  requestId: string;
+  caller: Caller;
+}
+
+/** Aborted when the client goes away before its response is written (long-polls stop waiting). */
+export function clientGone(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  };
+  ctx.res.once('close', onClose);
+  if (ctx.req.socket.destroyed) controller.abort();
+  return controller.signal;
+}
+
+/** A subscription id goes out as a JSON string: 38 bytes for a GUID, no newline (firmware checks). */
+export function sendSubscriptionId(ctx: Context, id: string): void {
+  ctx.status = 200;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = JSON.stringify(id);
+}
+
+export function noContent(ctx: Context): void {
+  ctx.status = 204;
+  ctx.body = null;
+}

@@ -1,0 +1,48 @@
+/** The one place where errors become responses: `{Message, MessageDetail}` with the right status. */
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { HubError } from '../errors.js';
+import { ConfigurationError } from '../config/validate.js';
+
+export interface ErrorBody {
+  Message: string;
+  MessageDetail?: string;
+}
+
+/** Errors from koa-body / co-body and http-errors carry a 4xx status and a safe message. */
+function clientStatus(error: unknown): number | undefined {
+  const e = error as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  return status !== undefined && status >= 400 && status < 500 ? status : undefined;
+}
+
+export function errorMapping(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      let status: number;
+      let body: ErrorBody;
+      if (error instanceof HubError) {
+        status = error.status;
+        body = { Message: error.message, ...(error.detail ? { MessageDetail: error.detail } : {}) };
+        if (status >= 500 && error.code !== 'SubscriptionNotFound') logger.error({ err: error, reqId: ctx.state.requestId }, error.message);
+      } else if (error instanceof ConfigurationError) {
+        status = 400;
+        body = { Message: 'The configuration is not valid.', MessageDetail: error.message };
+      } else if (clientStatus(error) !== undefined) {
+        status = clientStatus(error) as number;
+        const message = status === 413 ? 'The request body is too large.' : (error as Error).message;
+        body = { Message: message };
+      } else {
+        status = 500;
+        body = { Message: 'An error has occurred.', MessageDetail: `See the hub's log for request ${String(ctx.state.requestId)}.` };
+        logger.error({ err: error, reqId: ctx.state.requestId, path: ctx.path }, 'request failed');
+      }
+      ctx.status = status;
+      ctx.body = body;
+      // Errors must not leave a half-parsed request body on a keep-alive connection.
+      if (status === 413) ctx.set('Connection', 'close');
+    }
+  };
+}

@@ -1,0 +1,188 @@
+/** The management interface: configuration, credentials, sentinels, package instances, license, logs. */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { nameProblem } from '../config/names.js';
+import { badRequest, notFound } from '../errors.js';
+import { licenseSchema } from '../hub/license.js';
+import type { LogLevel } from '../hub/packageLogs.js';
+import { authenticateAs } from './authenticate.js';
+import { parseBody } from './bodies.js';
+import type { HubServices, HubState } from './context.js';
+import { clientGone, noContent } from './context.js';
+import {
+  authorizationsBody,
+  credentialBody,
+  groupsBody,
+  instanceBody,
+  recoveryBody,
+  sentinelBody,
+  settingsBody,
+} from './managementBodies.js';
+import { jsonBody, limitParam, queryParam, timeoutParam } from './request.js';
+
+/** A name taken from the path (already URL-decoded by the router). */
+function pathName(ctx: Context, param: string): string {
+  const value = (ctx.params as Record<string, string>)[param] ?? '';
+  const problem = nameProblem(value);
+  if (problem) throw badRequest('InvalidName', `The ${param} in the path ${problem}.`);
+  return value;
+}
+
+const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
+
+const logLevels: Record<string, LogLevel> = { info: 'Info', warn: 'Warn', error: 'Error' };
+
+function sinceParam(ctx: Context): number | undefined {
+  const raw = queryParam(ctx, 'since');
+  if (!raw) return undefined;
+  const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isFinite(ms)) throw badRequest('InvalidParameter', `The parameter 'since' must be an ISO 8601 date or epoch milliseconds, got '${raw}'.`);
+  return ms;
+}
+
+export function managementRouter(services: HubServices): Router<HubState> {
+  const router = new Router<HubState>({ prefix: '/rest/management' });
+  router.use(authenticateAs('management', services));
+  const { management, descriptors, packageLogs } = services;
+
+  router.get('/CheckAccess', (ctx) => {
+    ctx.status = 200;
+    ctx.body = '';
+  });
+  router.get('/server/version', (ctx) => {
+    ctx.body = JSON.stringify(services.version);
+    ctx.type = 'application/json; charset=utf-8';
+  });
+
+  // ---- configuration file ----
+  router.get('/configuration', (ctx) => {
+    ctx.type = 'application/xml; charset=utf-8';
+    ctx.body = management.configurationText();
+  });
+  router.post('/configuration', (ctx) => {
+    const text = (ctx.request as { body?: unknown }).body;
+    if (typeof text !== 'string' || text.trim() === '') {
+      throw badRequest('MissingBody', 'The body must be the XML configuration file (Content-Type: application/xml).');
+    }
+    management.saveConfigurationText(text);
+    noContent(ctx);
+  });
+  router.get('/configuration/reload', async (ctx) => {
+    ctx.body = { DeployedTo: (await management.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller)).deployedTo };
+  });
+  router.get('/configuration/recoveryoptions', (ctx) => {
+    ctx.body = management.globalRecovery();
+  });
+  router.post('/configuration/recoveryoptions', async (ctx) => {
+    ctx.body = await management.setGlobalRecovery(parseBody(recoveryBody, jsonBody(ctx)));
+  });
+
+  // ---- license ----
+  router.get('/license', async (ctx) => {
+    ctx.body = await management.licenseRecord();
+  });
+  router.post('/license', async (ctx) => {
+    ctx.body = await management.setLicense(parseBody(licenseSchema, jsonBody(ctx)));
+  });
+
+  // ---- sentinels and package instances ----
+  router.get('/sentinels', (ctx) => {
+    ctx.body = management.sentinels();
+  });
+  router.post('/sentinels', async (ctx) => {
+    const body = parseBody(sentinelBody, jsonBody(ctx));
+    ctx.body = await management.upsertSentinel(body.Name, body.Credential);
+  });
+  router.delete('/sentinels/:sentinel', async (ctx) => {
+    await management.deleteSentinel(pathName(ctx, 'sentinel'));
+    noContent(ctx);
+  });
+  router.get('/sentinels/:sentinel/packages', (ctx) => {
+    ctx.body = management.instances(pathName(ctx, 'sentinel'));
+  });
+  router.post('/sentinels/:sentinel/packages', async (ctx) => {
+    ctx.body = await management.upsertInstance(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)));
+  });
+  router.get('/sentinels/:sentinel/packages/:package', (ctx) => {
+    ctx.body = management.instance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+  });
+  router.delete('/sentinels/:sentinel/packages/:package', async (ctx) => {
+    await management.deleteInstance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    noContent(ctx);
+  });
+  router.get('/sentinels/:sentinel/packages/:package/recoveryoptions', (ctx) => {
+    ctx.body = management.instanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+  });
+  router.post('/sentinels/:sentinel/packages/:package/recoveryoptions', async (ctx) => {
+    const options = parseBody(recoveryBody, jsonBody(ctx));
+    ctx.body = await management.setInstanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), options);
+  });
+  router.get('/sentinels/:sentinel/packages/:package/groups', (ctx) => {
+    ctx.body = management.groups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+  });
+  router.post('/sentinels/:sentinel/packages/:package/groups', async (ctx) => {
+    const groups = parseBody(groupsBody, jsonBody(ctx));
+    ctx.body = await management.setGroups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), groups);
+  });
+  router.get('/sentinels/:sentinel/packages/:package/settings', (ctx) => {
+    ctx.body = management.settings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+  });
+  router.post('/sentinels/:sentinel/packages/:package/settings', async (ctx) => {
+    const values = parseBody(settingsBody, jsonBody(ctx));
+    ctx.body = await management.setSettings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), values);
+  });
+  router.get('/sentinels/:sentinel/packages/:package/descriptor', async (ctx) => {
+    const sentinel = pathName(ctx, 'sentinel');
+    const instance = pathName(ctx, 'package');
+    management.requireInstance(sentinel, instance);
+    const descriptor = await descriptors.find(sentinel, instance);
+    if (!descriptor) throw notFound(`The package instance '${sentinel}/${instance}' has not declared a descriptor.`);
+    ctx.body = descriptor;
+  });
+
+  // ---- credentials ----
+  router.get('/credentials', (ctx) => {
+    ctx.body = management.credentials(trueParam(ctx, 'includeAccessKeys'));
+  });
+  router.post('/credentials', async (ctx) => {
+    ctx.body = await management.upsertCredential(parseBody(credentialBody, jsonBody(ctx)));
+  });
+  router.delete('/credentials/:credential', async (ctx) => {
+    await management.deleteCredential(pathName(ctx, 'credential'));
+    noContent(ctx);
+  });
+  router.get('/credentials/:credential/authorizations', (ctx) => {
+    ctx.body = management.authorizations(pathName(ctx, 'credential'));
+  });
+  router.post('/credentials/:credential/authorizations', async (ctx) => {
+    const authorizations = parseBody(authorizationsBody, jsonBody(ctx));
+    ctx.body = await management.setAuthorizations(pathName(ctx, 'credential'), authorizations);
+  });
+
+  // ---- package logs (WriteLog) ----
+  router.get('/logs', async (ctx) => {
+    const rawLevel = queryParam(ctx, 'level');
+    const level = rawLevel ? logLevels[rawLevel.toLowerCase()] : undefined;
+    if (rawLevel && !level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
+    const rawAfter = queryParam(ctx, 'after');
+    if (rawAfter !== undefined && !/^\d{1,15}$/.test(rawAfter)) {
+      throw badRequest('InvalidParameter', `The parameter 'after' must be a log Id, got '${rawAfter}'.`);
+    }
+    const limit = limitParam(ctx) || 1000;
+    const follow = rawAfter !== undefined && queryParam(ctx, 'timeout') !== undefined;
+    ctx.body = await packageLogs.read(
+      {
+        sentinelName: queryParam(ctx, 'sentinel') || undefined,
+        packageName: queryParam(ctx, 'package') || undefined,
+        level,
+        sinceMs: sinceParam(ctx),
+        afterId: rawAfter === undefined ? undefined : Number(rawAfter),
+        limit: Math.min(limit, 10_000),
+      },
+      follow ? timeoutParam(ctx) : 0,
+      clientGone(ctx),
+    );
+  });
+
+  return router;
+}

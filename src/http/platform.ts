@@ -1,0 +1,94 @@
+/** The virtual package interface (`platform`, alias `constellation`): shared actions plus its own. */
+import Router from '@koa/router';
+import { badRequest, HubError } from '../errors.js';
+import { packageDescriptor } from '../hub/descriptorSchema.js';
+import type { LogLevel } from '../hub/packageLogs.js';
+import { authenticateAs } from './authenticate.js';
+import { parseBody, pushStateObjectBody } from './bodies.js';
+import type { HubServices, HubState } from './context.js';
+import { noContent } from './context.js';
+import { parseQueryValue } from './lenientJson.js';
+import { filterParam, jsonBody, queryParam, requiredParam } from './request.js';
+import { registerSharedActions } from './sharedActions.js';
+
+/** Longer values belong in the POST form of PushStateObject. */
+export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
+
+const levels: Record<string, LogLevel> = { info: 'Info', warn: 'Warn', warning: 'Warn', error: 'Error' };
+
+function lifetimeParam(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 0;
+  if (!/^\d{1,9}$/.test(raw.trim())) {
+    throw badRequest('InvalidParameter', `The parameter 'lifetime' must be a whole number of seconds ≥ 0, got '${raw}'.`);
+  }
+  return Number(raw);
+}
+
+const descriptorBody = packageDescriptor;
+const metadatasOf = (m: Record<string, string> | null | undefined) => m ?? {};
+
+export function platformRouter(prefix: string, services: HubServices): Router<HubState> {
+  const router = new Router<HubState>({ prefix });
+  router.use(authenticateAs('platform', services));
+  registerSharedActions(router, services);
+  const { stateObjects, packageLogs, configuration, descriptors } = services;
+
+  router.get('/PushStateObject', async (ctx) => {
+    const name = requiredParam(ctx, 'name');
+    const value = queryParam(ctx, 'value');
+    if (value === undefined) throw badRequest('MissingParameter', "The parameter 'value' is required.");
+    if (value.length > MAX_QUERY_VALUE_LENGTH) {
+      throw new HubError(414, 'ValueTooLarge', `The value is longer than ${MAX_QUERY_VALUE_LENGTH} characters.`, 'Send large values with POST PushStateObject and a JSON body.');
+    }
+    if (name.length > 1024) throw badRequest('InvalidParameter', "The parameter 'name' is longer than 1024 characters.");
+    await stateObjects.push(ctx.state.caller, {
+      name,
+      value: parseQueryValue(value),
+      type: queryParam(ctx, 'type') || undefined,
+      lifetime: lifetimeParam(queryParam(ctx, 'lifetime')),
+      metadatas: {},
+    });
+    noContent(ctx);
+  });
+
+  router.post('/PushStateObject', async (ctx) => {
+    const body = parseBody(pushStateObjectBody, jsonBody(ctx));
+    await stateObjects.push(ctx.state.caller, {
+      name: body.Name,
+      value: body.Value,
+      type: body.Type || undefined,
+      lifetime: body.Lifetime ?? 0,
+      metadatas: metadatasOf(body.Metadatas),
+    });
+    noContent(ctx);
+  });
+
+  router.get('/PurgeStateObjects', async (ctx) => {
+    await stateObjects.purge(ctx.state.caller, filterParam(ctx, 'name'), filterParam(ctx, 'type'));
+    noContent(ctx);
+  });
+
+  router.get('/WriteLog', async (ctx) => {
+    const message = requiredParam(ctx, 'message');
+    const rawLevel = queryParam(ctx, 'level') || 'Info';
+    const level = levels[rawLevel.toLowerCase()];
+    if (!level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
+    await packageLogs.write(ctx.state.caller, level, message);
+    noContent(ctx);
+  });
+
+  router.get('/GetSettings', (ctx) => {
+    const { sentinelName, packageName } = ctx.state.caller;
+    const ref = configuration.instance(sentinelName, packageName);
+    ctx.body = ref ? configuration.resolveSettings(ref) : {};
+  });
+
+  router.post('/DeclarePackageDescriptor', async (ctx) => {
+    const descriptor = parseBody(descriptorBody, jsonBody(ctx));
+    await descriptors.declare(ctx.state.caller, descriptor);
+    noContent(ctx);
+  });
+
+  return router;
+}
+

@@ -1,0 +1,71 @@
+/** Reading parameters, authentication values and JSON bodies off a request, with clear 400s. */
+import type { Context } from 'koa';
+import { badRequest } from '../errors.js';
+import type { Credentials } from '../hub/authentication.js';
+import { parseLenientJson } from './lenientJson.js';
+
+/** Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins. */
+export function queryParam(ctx: Context, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(ctx.query)) {
+    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
+  }
+  return undefined;
+}
+
+export function requiredParam(ctx: Context, name: string): string {
+  const value = queryParam(ctx, name);
+  if (value === undefined || value === '') {
+    throw badRequest('MissingParameter', `The parameter '${name}' is required.`);
+  }
+  return value;
+}
+
+/** `*`-filter parameter: absent or empty means any. */
+export const filterParam = (ctx: Context, name: string) => queryParam(ctx, name) || '*';
+
+export const TIMEOUT = { default: 60_000, min: 1_000, max: 120_000 };
+
+/** Long-poll timeout in ms: default 60000, clamped to 1000..120000, 0 answers at once (wire.md). */
+export function timeoutParam(ctx: Context): number {
+  const raw = queryParam(ctx, 'timeout');
+  if (raw === undefined || raw === '') return TIMEOUT.default;
+  if (!/^\d+$/.test(raw.trim())) {
+    throw badRequest('InvalidParameter', `The parameter 'timeout' must be a whole number of milliseconds, got '${raw}'.`);
+  }
+  const ms = Number(raw);
+  if (ms === 0) return 0;
+  return Math.min(TIMEOUT.max, Math.max(TIMEOUT.min, ms));
+}
+
+/** Maximum number of items returned; 0 (default) means no limit. */
+export function limitParam(ctx: Context): number {
+  const raw = queryParam(ctx, 'limit');
+  if (raw === undefined || raw === '') return 0;
+  if (!/^\d{1,9}$/.test(raw.trim())) {
+    throw badRequest('InvalidParameter', `The parameter 'limit' must be a whole number ≥ 0, got '${raw}'.`);
+  }
+  return Number(raw);
+}
+
+/** The three authentication values, from the query or else from headers of the same names. */
+export function authenticationValues(ctx: Context): Credentials {
+  const read = (name: string) => queryParam(ctx, name) ?? (ctx.get(name) || undefined);
+  return { sentinelName: read('SentinelName'), packageName: read('PackageName'), accessKey: read('AccessKey') };
+}
+
+const isJsonType = (ctx: Context) => typeof ctx.is('application/json', 'application/*+json') === 'string';
+
+/** The request's JSON body (lenient JSON); requires `Content-Type: application/json`. */
+export function jsonBody(ctx: Context): unknown {
+  if (!isJsonType(ctx)) {
+    throw badRequest('UnsupportedContentType', "The body must be JSON with 'Content-Type: application/json'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+  }
+  const text = (ctx.request as { body?: unknown }).body;
+  if (typeof text !== 'string' || text.trim() === '') throw badRequest('MissingBody', 'The request body is empty: a JSON body is required.');
+  try {
+    return parseLenientJson(text);
+  } catch (error) {
+    throw badRequest('MalformedJson', 'The request body is not valid JSON.', (error as Error).message);
+  }
+}

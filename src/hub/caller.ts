@@ -1,0 +1,48 @@
+/** Who is calling: the identity every interface authenticates, and the ConnectionId it is known by. */
+import { randomUUID } from 'node:crypto';
+import type { Credential } from '../config/model.js';
+import type { Db } from '../db/open.js';
+import { findCaller, insertCaller } from '../store/callers.js';
+
+export type InterfaceName = 'consumer' | 'platform' | 'management';
+
+/** Sender types on the wire (wire.md): ConsumerHttp = 2, ConstellationHttp = 3. */
+export const SenderType = { ConsumerHttp: 2, PackageHttp: 3 } as const;
+
+export interface Caller {
+  interfaceName: InterfaceName;
+  sentinelName: string;
+  packageName: string;
+  /** `Consumer/<PackageName>` for consumers, `<Sentinel>/<Package>` for packages. */
+  friendlyName: string;
+  credential: Credential;
+}
+
+export const isPackageCaller = (caller: Caller) => caller.interfaceName === 'platform';
+
+/** Gives each caller identity a GUID that stays the same across requests and restarts. */
+export class CallerDirectory {
+  private readonly ids = new Map<string, string>();
+
+  constructor(private readonly db: Db) {}
+
+  async connectionId(caller: Caller): Promise<string> {
+    const known = this.ids.get(caller.friendlyName);
+    if (known) return known;
+    let row = await findCaller(this.db, caller.friendlyName);
+    if (!row) {
+      await insertCaller(this.db, {
+        connection_id: randomUUID(),
+        friendly_name: caller.friendlyName,
+        kind: isPackageCaller(caller) ? 'package' : 'consumer',
+        sentinel_name: caller.sentinelName,
+        package_name: caller.packageName,
+        first_seen_ms: Date.now(),
+      });
+      row = await findCaller(this.db, caller.friendlyName);
+    }
+    if (!row) throw new Error(`caller ${caller.friendlyName} could not be recorded`);
+    this.ids.set(caller.friendlyName, row.connection_id);
+    return row.connection_id;
+  }
+}

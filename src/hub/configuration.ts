@@ -1,0 +1,93 @@
+/**
+ * The applied configuration: kept in memory for authentication on every request, in the configuration
+ * tables for people and queries, and in the XML file for administrators. Every change goes through
+ * `replace`, which commits the tables, then rewrites the file, then swaps the in-memory copy, so the
+ * next request already sees it.
+ */
+import { writeFileAtomically } from '../config/configFile.js';
+import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
+import { validateConfiguration } from '../config/validate.js';
+import { serializeConfiguration } from '../config/xmlFile.js';
+import type { Db } from '../db/open.js';
+import { replaceConfiguration } from '../store/configuration.js';
+
+export interface InstanceRef {
+  sentinel: Sentinel;
+  instance: PackageInstance;
+}
+
+export class Configuration {
+  private config: HubConfiguration;
+  private byKey = new Map<string, Credential>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly configPath: string,
+    initial: HubConfiguration,
+  ) {
+    this.config = initial;
+    this.index();
+  }
+
+  get current(): HubConfiguration {
+    return this.config;
+  }
+
+  /** Applies `next` to the tables (one transaction); with `writeFile`, also rewrites the XML file. */
+  async replace(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
+    validateConfiguration(next);
+    await this.db.transaction().execute((trx) => replaceConfiguration(trx, next));
+    if (options.writeFile) writeFileAtomically(this.configPath, serializeConfiguration(next));
+    this.config = next;
+    this.index();
+  }
+
+  /** Runs `change` on a deep copy of the configuration and applies the result as a management write. */
+  async update(change: (draft: HubConfiguration) => void): Promise<HubConfiguration> {
+    const draft = structuredClone(this.config);
+    change(draft);
+    await this.replace(draft, { writeFile: true });
+    return this.config;
+  }
+
+  private index(): void {
+    this.byKey = new Map(this.config.credentials.map((c) => [c.accessKey, c]));
+  }
+
+  credentialByKey(accessKey: string): Credential | undefined {
+    return this.byKey.get(accessKey);
+  }
+
+  credential(name: string): Credential | undefined {
+    return this.config.credentials.find((c) => c.name === name);
+  }
+
+  sentinel(name: string): Sentinel | undefined {
+    return this.config.sentinels.find((s) => s.name === name);
+  }
+
+  instance(sentinelName: string, instanceName: string): InstanceRef | undefined {
+    const sentinel = this.sentinel(sentinelName);
+    const instance = sentinel?.packages.find((p) => p.name === instanceName);
+    return sentinel && instance ? { sentinel, instance } : undefined;
+  }
+
+  /** The credential an instance authenticates with: its own, else its sentinel's. */
+  instanceCredential({ sentinel, instance }: InstanceRef): Credential | undefined {
+    return this.credential(instance.credential ?? sentinel.credential);
+  }
+
+  /**
+   * An instance's settings as the package sees them: imported settings groups in order (a later one
+   * overrides an earlier one), then the instance's own settings, which win.
+   */
+  resolveSettings({ instance }: InstanceRef): Record<string, string> {
+    const resolved: Record<string, string> = {};
+    for (const groupName of instance.imports) {
+      const group = this.config.settingsGroups.find((g) => g.name === groupName);
+      for (const setting of group?.settings ?? []) resolved[setting.key] = setting.value;
+    }
+    for (const setting of instance.settings) resolved[setting.key] = setting.value;
+    return resolved;
+  }
+}

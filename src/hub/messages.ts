@@ -1,0 +1,115 @@
+/** Sending messages to scopes, message subscriptions and groups, and long-polling the queues. */
+import type { Db } from '../db/open.js';
+import { badRequest, HubError } from '../errors.js';
+import { boundQueues, queueMessage, takeMessages } from '../store/messages.js';
+import { joinMessageGroup } from '../store/subscriptions.js';
+import { groupRefusal, messageRefusal } from './authorization.js';
+import type { Caller, CallerDirectory } from './caller.js';
+import { isPackageCaller, SenderType } from './caller.js';
+import { longPoll, PollAborted } from './longPoll.js';
+import type { Notifier } from './notifier.js';
+import type { MessageRecord } from './records.js';
+import { messageRecord } from './records.js';
+import { parseScope, ScopeType, targetOf } from './scope.js';
+import type { Subscriptions } from './subscriptions.js';
+
+export interface SendInput {
+  scope: unknown;
+  args: string[];
+  key: string;
+  data: unknown;
+  sagaId?: string | null;
+}
+
+/** The key of a saga reply (wire.md); replies are not subject to message authorizations. */
+export const SAGA_RESPONSE_KEY = '__Response';
+
+export interface MessageCounters {
+  dropped(count: number): void;
+}
+
+export class Messages {
+  constructor(
+    private readonly db: Db,
+    private readonly notifier: Notifier,
+    private readonly subscriptions: Subscriptions,
+    private readonly callers: CallerDirectory,
+    private readonly queueLimit: number,
+    private readonly counters: MessageCounters,
+  ) {}
+
+  /** Queues the message for every target subscription (one transaction), then wakes them. */
+  async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<number> {
+    const scope = parseScope(input.scope);
+    if (!input.key) throw badRequest('MissingParameter', "The message key ('key' or 'Key') is required.");
+    const isSagaReply = input.key === SAGA_RESPONSE_KEY && !!input.sagaId;
+    if (options.authorize && !isSagaReply) {
+      const refusal = messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key });
+      if (refusal) throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.', refusal);
+    }
+    const connectionId = await this.callers.connectionId(sender);
+    const target = targetOf(scope, input.args, connectionId);
+    const { woken, dropped } = await this.db.transaction().execute(async (trx) => {
+      const ids = await queueMessage(
+        trx,
+        {
+          sender_connection_id: connectionId,
+          sender_type: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
+          sender_friendly_name: sender.friendlyName,
+          scope: ScopeType[scope],
+          args: JSON.stringify(input.args),
+          saga_id: input.sagaId ?? null,
+          key: input.key,
+          data: JSON.stringify(input.data ?? null),
+          sent_ms: Date.now(),
+        },
+        target,
+      );
+      return { woken: ids, dropped: await boundQueues(trx, ids, this.queueLimit) };
+    });
+    if (dropped > 0) this.counters.dropped(dropped);
+    this.notifier.wake(woken);
+    return woken.length;
+  }
+
+  /** A message the hub itself sends on an administrator's behalf (deploy): no authorization applies. */
+  sendFromHub(by: Caller, toFriendlyName: string, key: string, data: unknown): Promise<number> {
+    return this.send(by, { scope: 'Package', args: [toFriendlyName], key, data }, { authorize: false });
+  }
+
+  async subscribe(caller: Caller, requestedId: string | undefined): Promise<string> {
+    return this.subscriptions.open(caller, 'messages', requestedId, async (_trx, id) => id);
+  }
+
+  async joinGroup(caller: Caller, group: string, requestedId: string | undefined): Promise<string> {
+    const refusal = groupRefusal(caller.credential, group);
+    if (refusal) throw new HubError(403, 'GroupNotAuthorized', 'Joining this group is not authorized.', refusal);
+    return this.subscriptions.open(caller, 'messages', requestedId, async (trx, id) => {
+      await joinMessageGroup(trx, id, group);
+      return id;
+    });
+  }
+
+  /** Long-polls a message queue, oldest first. Undefined when the client went away (nothing consumed). */
+  async poll(
+    caller: Caller,
+    subscriptionId: string | undefined,
+    timeoutMs: number,
+    limit: number,
+    abort: AbortSignal,
+  ): Promise<MessageRecord[] | undefined> {
+    const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'messages');
+    await this.subscriptions.touch(subscription.id);
+    try {
+      return await longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
+        this.db.transaction().execute(async (trx) => {
+          const rows = await takeMessages(trx, subscription.id, limit);
+          if (rows.length > 0 && abort.aborted) throw new PollAborted();
+          return rows.map(messageRecord);
+        }),
+      );
+    } finally {
+      await this.subscriptions.touch(subscription.id);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/** Message scopes: names and numbers on the wire, and who a scope reaches. */
+import { badRequest } from '../errors.js';
+import type { MessageTarget } from '../store/messages.js';
+import { isGuid } from './subscriptions.js';
+
+/** Numbers on the wire (wire.md). */
+export const ScopeType = { None: 0, Group: 1, Package: 2, Sentinel: 3, Others: 4, All: 5 } as const;
+export type ScopeName = Exclude<keyof typeof ScopeType, 'None'>;
+
+const byLowerName: Record<string, ScopeName> = {
+  all: 'All',
+  other: 'Others',
+  others: 'Others',
+  group: 'Group',
+  sentinel: 'Sentinel',
+  package: 'Package',
+};
+
+/** Accepts a name (any case, `Other` or `Others`) or a wire number. */
+export function parseScope(raw: unknown): ScopeName {
+  const text = String(raw ?? '').trim();
+  if (text === '') throw badRequest('MissingParameter', "The scope is required (All, Others, Group, Sentinel or Package).");
+  if (/^\d+$/.test(text)) {
+    const entry = Object.entries(ScopeType).find(([, n]) => n === Number(text));
+    if (entry && entry[0] !== 'None') return entry[0] as ScopeName;
+  } else {
+    const name = byLowerName[text.toLowerCase()];
+    if (name) return name;
+  }
+  throw badRequest('InvalidScope', `Unknown scope '${text}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).`);
+}
+
+export function targetOf(scope: ScopeName, args: string[], senderConnectionId: string): MessageTarget {
+  const needsArgs = scope === 'Group' || scope === 'Sentinel' || scope === 'Package';
+  if (needsArgs && args.length === 0) {
+    throw badRequest('MissingScopeArgs', `The scope '${scope}' needs at least one argument (args).`);
+  }
+  switch (scope) {
+    case 'All':
+      return { kind: 'all' };
+    case 'Others':
+      return { kind: 'others', senderConnectionId };
+    case 'Group':
+      return { kind: 'group', groups: args };
+    case 'Sentinel':
+      return { kind: 'sentinel', sentinels: args };
+    case 'Package':
+      return {
+        kind: 'package',
+        friendlyNames: args.filter((a) => a.includes('/')),
+        connectionIds: args.filter((a) => isGuid(a)),
+        packageNames: args.filter((a) => !a.includes('/') && !isGuid(a)),
+      };
+  }
+}

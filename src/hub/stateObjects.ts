@@ -1,0 +1,158 @@
+/** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
+import type { Db } from '../db/open.js';
+import {
+  deleteStateObjects,
+  queryStateObjects,
+  recordChange,
+  recordCurrentObjects,
+  takeChanges,
+  upsertStateObject,
+} from '../store/stateObjects.js';
+import type { StateObjectGlobs } from '../store/stateObjects.js';
+import { addStateObjectFilter } from '../store/subscriptions.js';
+import { maySeeStateObject } from './authorization.js';
+import type { Caller } from './caller.js';
+import type { ExpiryTimer } from './expiry.js';
+import { longPoll, PollAborted } from './longPoll.js';
+import type { Notifier } from './notifier.js';
+import { hasWildcard, toGlob } from './patterns.js';
+import type { StateObjectRecord, StateObjectUpdate } from './records.js';
+import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
+import type { Subscriptions } from './subscriptions.js';
+
+export interface StateObjectFilter {
+  sentinel: string;
+  package: string;
+  name: string;
+  type: string;
+}
+
+export interface PushInput {
+  name: string;
+  value: unknown;
+  type?: string;
+  lifetime: number;
+  metadatas: Record<string, string>;
+}
+
+/** The type a push without one gets (wire.md). */
+export function inferType(value: unknown): string {
+  if (typeof value === 'string') return 'System.String';
+  if (typeof value === 'boolean') return 'System.Boolean';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'System.Int64' : 'System.Double';
+  return 'Object';
+}
+
+const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
+  sentinel: toGlob(f.sentinel),
+  package: toGlob(f.package),
+  name: toGlob(f.name),
+  type: toGlob(f.type),
+});
+
+export class StateObjects {
+  constructor(
+    private readonly db: Db,
+    private readonly notifier: Notifier,
+    private readonly subscriptions: Subscriptions,
+    private readonly expiry: ExpiryTimer,
+  ) {}
+
+  async push(producer: Caller, input: PushInput): Promise<void> {
+    const now = Date.now();
+    const type = input.type || inferType(input.value);
+    const expiresAt = input.lifetime > 0 ? now + input.lifetime * 1000 : null;
+    const woken = await this.db.transaction().execute(async (trx) => {
+      await upsertStateObject(trx, {
+        sentinel_name: producer.sentinelName,
+        package_name: producer.packageName,
+        name: input.name,
+        type,
+        value: JSON.stringify(input.value),
+        metadatas: JSON.stringify(input.metadatas),
+        last_update_ms: now,
+        lifetime_s: input.lifetime,
+        expires_at_ms: expiresAt,
+      });
+      return recordChange(
+        trx,
+        { sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type },
+        false,
+      );
+    });
+    this.notifier.wake(woken);
+    if (expiresAt !== null) this.expiry.schedule(expiresAt);
+  }
+
+  /** Deletes the producer's own objects matching name and type; subscribers are told once. */
+  async purge(producer: Caller, name: string, type: string): Promise<number> {
+    const { purged, woken } = await this.db.transaction().execute(async (trx) => {
+      const deleted = await deleteStateObjects(trx, producer, { name: toGlob(name), type: toGlob(type) });
+      const ids = new Set<string>();
+      for (const object of deleted) {
+        const subs = await recordChange(
+          trx,
+          { sentinelName: producer.sentinelName, packageName: producer.packageName, ...object },
+          true,
+        );
+        subs.forEach((id) => ids.add(id));
+      }
+      return { purged: deleted.length, woken: ids };
+    });
+    this.notifier.wake(woken);
+    return purged;
+  }
+
+  async request(caller: Caller, filter: StateObjectFilter): Promise<StateObjectRecord[]> {
+    const rows = await queryStateObjects(this.db, globsOf(filter));
+    const now = Date.now();
+    return rows
+      .filter((r) =>
+        maySeeStateObject(caller.credential, { sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name }),
+      )
+      .map((r) => stateObjectRecord(r, now));
+  }
+
+  /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */
+  async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
+    const globs = globsOf(filter);
+    const { id, woken } = await this.subscriptions.open(caller, 'state_objects', requestedId, async (trx, subscriptionId) => {
+      const added = await addStateObjectFilter(trx, subscriptionId, globs, hasWildcard(filter.name) ? null : filter.name);
+      if (added) await recordCurrentObjects(trx, subscriptionId, globs);
+      return { id: subscriptionId, woken: added };
+    });
+    if (woken) this.notifier.wake([id]);
+    return id;
+  }
+
+  /**
+   * Long-polls the changes of a subscription: each changed object once, with its latest value.
+   * Returns undefined when the client went away (nothing consumed).
+   */
+  async poll(
+    caller: Caller,
+    subscriptionId: string | undefined,
+    timeoutMs: number,
+    limit: number,
+    abort: AbortSignal,
+  ): Promise<StateObjectUpdate[] | undefined> {
+    const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'state_objects');
+    await this.subscriptions.touch(subscription.id);
+    try {
+      return await longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
+        this.db.transaction().execute(async (trx) => {
+          const changes = await takeChanges(trx, subscription.id, limit);
+          if (changes.length > 0 && abort.aborted) throw new PollAborted();
+          const now = Date.now();
+          return changes
+            .filter((c) => maySeeStateObject(caller.credential, c))
+            .map((c): StateObjectUpdate =>
+              c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
+            );
+        }),
+      );
+    } finally {
+      await this.subscriptions.touch(subscription.id);
+    }
+  }
+}

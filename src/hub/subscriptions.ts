@@ -1,0 +1,90 @@
+/** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
+import { randomUUID } from 'node:crypto';
+import type { SubscriptionRow } from '../db/schema.js';
+import type { Db } from '../db/open.js';
+import { badRequest, subscriptionLost } from '../errors.js';
+import { findSubscription, insertSubscription, touchSubscription } from '../store/subscriptions.js';
+import type { Caller, CallerDirectory } from './caller.js';
+
+export type SubscriptionKind = SubscriptionRow['kind'];
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isGuid = (text: string) => GUID.test(text);
+
+export class Subscriptions {
+  constructor(
+    private readonly db: Db,
+    private readonly callers: CallerDirectory,
+  ) {}
+
+  private owns(row: SubscriptionRow, connectionId: string, caller: Caller, kind: SubscriptionKind): boolean {
+    return row.kind === kind && row.owner_connection_id === connectionId && row.credential_name === caller.credential.name;
+  }
+
+  /**
+   * Runs `work` in one transaction with the id to use: the caller's own subscription when
+   * `requestedId` is one; the same id re-created empty when it is unknown (it expired); a new id otherwise.
+   */
+  async open<T>(
+    caller: Caller,
+    kind: SubscriptionKind,
+    requestedId: string | undefined,
+    work: (trx: Db, id: string) => Promise<T>,
+  ): Promise<T> {
+    if (requestedId !== undefined && !isGuid(requestedId)) {
+      throw badRequest('InvalidSubscriptionId', `subscriptionId '${requestedId}' is not a GUID.`);
+    }
+    // Resolved before the transaction: Kysely's SQLite driver has one connection, a nested use would wait forever.
+    const connectionId = await this.callers.connectionId(caller);
+    return this.db.transaction().execute(async (trx) => work(trx, await this.choose(trx, caller, connectionId, kind, requestedId)));
+  }
+
+  private async choose(
+    trx: Db,
+    caller: Caller,
+    connectionId: string,
+    kind: SubscriptionKind,
+    requestedId: string | undefined,
+  ): Promise<string> {
+    const now = Date.now();
+    if (requestedId) {
+      const row = await findSubscription(trx, requestedId);
+      if (row && this.owns(row, connectionId, caller, kind)) {
+        await touchSubscription(trx, row.id, now);
+        return row.id;
+      }
+      if (!row) {
+        await this.insert(trx, requestedId, kind, connectionId, caller, now);
+        return requestedId;
+      }
+    }
+    const id = randomUUID();
+    await this.insert(trx, id, kind, connectionId, caller, now);
+    return id;
+  }
+
+  private insert(trx: Db, id: string, kind: SubscriptionKind, owner: string, caller: Caller, now: number) {
+    return insertSubscription(trx, {
+      id,
+      kind,
+      owner_connection_id: owner,
+      credential_name: caller.credential.name,
+      created_ms: now,
+      last_active_ms: now,
+    });
+  }
+
+  /** The caller's subscription of that kind, or the "subscription lost" 500 firmware re-subscribes on. */
+  async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionRow> {
+    if (!id) throw badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
+    const row = isGuid(id) ? await findSubscription(this.db, id) : undefined;
+    const connectionId = await this.callers.connectionId(caller);
+    if (!row || !this.owns(row, connectionId, caller, kind)) throw subscriptionLost(id);
+    return row;
+  }
+
+  touch(id: string): Promise<void> {
+    return touchSubscription(this.db, id, Date.now());
+  }
+}

@@ -1,0 +1,81 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Runtime options of one hub process, read from the environment (documented in README.md). */
+export interface HubOptions {
+  dataDir: string;
+  configPath: string;
+  /** Overrides the port of the configuration's listen URI; 0 picks a free port (tests). */
+  port?: number;
+  /** Overrides the host of the configuration's listen URI. */
+  host?: string;
+  sync: 'normal' | 'full';
+  authFailureDelayMs: number;
+  logLevel: string;
+  adminKey?: string;
+  bodyLimitBytes: number;
+  subscriptionIdleMs: number;
+  messageQueueLimit: number;
+  sweepIntervalMs: number;
+  /** Package log entries kept (WriteLog); older ones are trimmed. */
+  logRetention: number;
+}
+
+const integer = (min: number) => z.coerce.number().int().min(min);
+
+const envSchema = z.object({
+  HUB_DATA_DIR: z.string().min(1).default('./data'),
+  HUB_CONFIG: z.string().min(1).optional(),
+  HUB_PORT: integer(0).max(65535).optional(),
+  HUB_HOST: z.string().min(1).optional(),
+  HUB_SYNC: z.enum(['normal', 'full']).default('normal'),
+  HUB_AUTH_FAILURE_DELAY_MS: integer(0).default(1000),
+  HUB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HUB_ADMIN_KEY: z.string().min(1).optional(),
+  HUB_BODY_LIMIT_BYTES: integer(1024).default(1024 * 1024),
+  HUB_SUBSCRIPTION_IDLE_SECONDS: integer(1).default(300),
+  HUB_MESSAGE_QUEUE_LIMIT: integer(1).default(10_000),
+  HUB_LOG_RETENTION: integer(1).default(100_000),
+});
+
+/** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
+export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string }): HubOptions {
+  const idleMs = overrides.subscriptionIdleMs ?? 300_000;
+  return {
+    configPath: path.join(overrides.dataDir, 'hub.config.xml'),
+    sync: 'normal',
+    authFailureDelayMs: 1000,
+    logLevel: 'info',
+    bodyLimitBytes: 1024 * 1024,
+    subscriptionIdleMs: idleMs,
+    messageQueueLimit: 10_000,
+    sweepIntervalMs: Math.min(30_000, Math.max(100, Math.floor(idleMs / 10))),
+    logRetention: 100_000,
+    ...overrides,
+  };
+}
+
+/** Reads HUB_* variables; a bad value stops the start with the variable's name. */
+export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid environment variable ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.HUB_DATA_DIR);
+  return hubOptions({
+    dataDir,
+    configPath: path.resolve(e.HUB_CONFIG ?? path.join(dataDir, 'hub.config.xml')),
+    port: e.HUB_PORT,
+    host: e.HUB_HOST,
+    sync: e.HUB_SYNC,
+    authFailureDelayMs: e.HUB_AUTH_FAILURE_DELAY_MS,
+    logLevel: e.HUB_LOG_LEVEL,
+    adminKey: e.HUB_ADMIN_KEY,
+    bodyLimitBytes: e.HUB_BODY_LIMIT_BYTES,
+    subscriptionIdleMs: e.HUB_SUBSCRIPTION_IDLE_SECONDS * 1000,
+    messageQueueLimit: e.HUB_MESSAGE_QUEUE_LIMIT,
+    logRetention: e.HUB_LOG_RETENTION,
+  });
+}
