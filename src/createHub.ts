@@ -130,9 +130,12 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
       readiness.ready = false;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       notifier.endAll();
+      // Connections become idle as their last responses go out: close each as soon as it is.
+      const idle = setInterval(() => server.closeIdleConnections(), 25);
       server.closeIdleConnections();
       const force = setTimeout(() => server.closeAllConnections(), 3000);
       await closed;
+      clearInterval(idle);
       clearTimeout(force);
       await expiry.stop();
       await sweeper.stop();

@@ -35,6 +35,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   app.use(async (ctx, next) => {
     ctx.state.requestId = randomUUID();
     const started = performance.now();
+    if (!readiness.ready) ctx.set('Connection', 'close');
     await next();
     services.logger.debug(
       { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },

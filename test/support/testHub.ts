@@ -1,0 +1,132 @@
+/** Test support: a real hub on an ephemeral port over a real SQLite file in a temp directory. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { HubConfiguration, PackageInstance } from '../../src/config/model.js';
+import { defaultRecoveryOptions, openAuthorizations } from '../../src/config/model.js';
+import { serializeConfiguration } from '../../src/config/xmlFile.js';
+import type { Hub } from '../../src/createHub.js';
+import { startHub } from '../../src/createHub.js';
+import { createLogger } from '../../src/logger.js';
+import type { HubOptions } from '../../src/settings.js';
+import { hubOptions } from '../../src/settings.js';
+
+export const ADMIN_KEY = 'admin-key-0001';
+export const DEV_KEY = 'dev-key-0001';
+export const OTHER_KEY = 'other-key-0001';
+
+export const instance = (name: string, extra: Partial<PackageInstance> = {}): PackageInstance => ({
+  name,
+  enable: true,
+  autoStart: true,
+  settings: [],
+  imports: [],
+  groups: [],
+  ...extra,
+});
+
+/** Admin (management), Dev (sentinel S1 with P1, P2), Other (sentinel S2 with P1), Disabled, NoRights. */
+export function testConfiguration(): HubConfiguration {
+  const credential = (name: string, accessKey: string, extra: Partial<HubConfiguration['credentials'][number]> = {}) => ({
+    name,
+    accessKey,
+    enable: true,
+    enableControlHub: false,
+    enableManagementAPI: false,
+    enableDeveloperAccess: false,
+    authorizations: openAuthorizations(),
+    ...extra,
+  });
+  return {
+    listenUris: ['http://+:8088/'],
+    recoveryOptions: { ...defaultRecoveryOptions },
+    credentials: [
+      credential('Admin', ADMIN_KEY, { enableManagementAPI: true, enableControlHub: true }),
+      credential('Dev', DEV_KEY),
+      credential('Other', OTHER_KEY),
+      credential('Disabled', 'disabled-key-0001', { enable: false }),
+    ],
+    sentinels: [
+      { name: 'S1', credential: 'Dev', packages: [instance('P1', { groups: ['Lights'] }), instance('P2')] },
+      { name: 'S2', credential: 'Other', packages: [instance('P1')] },
+    ],
+    settingsGroups: [],
+  };
+}
+
+export const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'hub-test-'));
+
+export interface TestHubOptions {
+  dataDir?: string;
+  config?: HubConfiguration | string | null;
+  options?: Partial<HubOptions>;
+}
+
+/** Starts a hub; writes the configuration file first unless `config` is null (first start). */
+export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { dataDir: string; options: HubOptions }> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const options = hubOptions({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    authFailureDelayMs: 0,
+    logLevel: 'silent',
+    ...opts.options,
+  });
+  if (opts.config !== null && (opts.config !== undefined || !fs.existsSync(options.configPath))) {
+    const config = opts.config ?? testConfiguration();
+    fs.writeFileSync(options.configPath, typeof config === 'string' ? config : serializeConfiguration(config));
+  }
+  const hub = await startHub(options, createLogger(options.logLevel));
+  return Object.assign(hub, { dataDir, options });
+}
+
+export interface Identity {
+  SentinelName: string;
+  PackageName: string;
+  AccessKey: string;
+}
+
+export const admin: Identity = { SentinelName: 'Management', PackageName: 'Tests', AccessKey: ADMIN_KEY };
+export const consumer = (name = 'App', key = DEV_KEY): Identity => ({ SentinelName: 'Consumer', PackageName: name, AccessKey: key });
+export const pkg = (sentinel: string, name: string, key = DEV_KEY): Identity => ({ SentinelName: sentinel, PackageName: name, AccessKey: key });
+
+export interface Reply {
+  status: number;
+  text: string;
+  headers: Headers;
+  json: <T = unknown>() => T;
+}
+
+/** A small HTTP client over fetch: `call(hub, 'GET', 'consumer/GetMessages', identity, {query})`. */
+export async function call(
+  hub: { url: string },
+  method: string,
+  action: string,
+  identity: Identity | undefined,
+  init: { query?: Record<string, string | number>; body?: unknown; contentType?: string; signal?: AbortSignal; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const url = new URL(`${hub.url}/rest/${action}`);
+  for (const [k, v] of Object.entries({ ...(identity ?? {}), ...(init.query ?? {}) })) url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    headers['Content-Type'] = init.contentType ?? 'application/json';
+  }
+  const response = await fetch(url, { method, headers, body, signal: init.signal });
+  const text = await response.text();
+  return { status: response.status, text, headers: response.headers, json: <T>() => JSON.parse(text) as T };
+}
+
+export const get = (hub: { url: string }, action: string, identity: Identity | undefined, query: Record<string, string | number> = {}) =>
+  call(hub, 'GET', action, identity, { query });
+
+export const post = (hub: { url: string }, action: string, identity: Identity | undefined, body: unknown, contentType?: string) =>
+  call(hub, 'POST', action, identity, { body, contentType });
+
+/** The subscription id out of a Subscribe* answer (a JSON string). */
+export const idOf = (reply: Reply) => {
+  if (reply.status !== 200) throw new Error(`subscribe failed: ${reply.status} ${reply.text}`);
+  return reply.json<string>();
+};
