@@ -265,13 +265,15 @@ export function serializeConfiguration(config: HubConfiguration): string {
             ...(p.packageFile !== undefined ? { '@_filename': p.packageFile } : {}),
             ...(p.credential !== undefined ? { '@_credential': p.credential } : {}),
             '@_autostart': String(p.autoStart),
-            settings: {
-              setting: p.settings.map(settingXml),
-              ...(p.imports.length
-                ? { import: [{ settingGroup: p.imports.map((g) => ({ '@_groupName': g })) }] }
-                : {}),
-            },
-            groups: { group: p.groups.map((g) => ({ '@_name': g })) },
+            ...(p.settings.length || p.imports.length
+              ? {
+                  settings: {
+                    setting: p.settings.map(settingXml),
+                    ...(p.imports.length ? { import: [{ settingGroup: p.imports.map((g) => ({ '@_groupName': g })) }] } : {}),
+                  },
+                }
+              : {}),
+            ...(p.groups.length ? { groups: { group: p.groups.map((g) => ({ '@_name': g })) } } : {}),
             ...(p.recoveryOptions ? { recoveryOptions: recoveryXml(p.recoveryOptions) } : {}),
           })),
         },
