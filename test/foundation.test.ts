@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfiguration } from '../src/config/xmlFile.js';
+import type { Identity } from './support/testHub.js';
 import { ADMIN_KEY, DEV_KEY, admin, call, consumer, get, pkg, post, startTestHub, tempDir } from './support/testHub.js';
 
 const hubs: { stop(): Promise<void> }[] = [];
@@ -51,8 +52,8 @@ describe('first start', () => {
 });
 
 describe('authentication', () => {
-  const cases: [string, string, Record<string, string> | undefined, number][] = [];
-  const interfaces: [string, Record<string, string>][] = [
+  const cases: [string, string, Identity | undefined, number][] = [];
+  const interfaces: [string, Identity][] = [
     ['consumer', consumer()],
     ['platform', pkg('S1', 'P1')],
     ['constellation', pkg('S1', 'P1')],
@@ -71,7 +72,7 @@ describe('authentication', () => {
 
   it.each(cases)('%s with %s answers %i', async (iface, _what, identity, status) => {
     const hub = track(await startTestHub());
-    const reply = await get(hub, `${iface}/CheckAccess`, identity as never);
+    const reply = await get(hub, `${iface}/CheckAccess`, identity);
     expect(reply.status).toBe(status);
     if (status === 403) expect(reply.json()).toEqual({ Message: 'Authorization has been denied for this request.' });
   });
