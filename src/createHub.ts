@@ -27,6 +27,12 @@ import type { HubServices } from './http/context.js';
 import { listenAddress } from './listen.js';
 import { createLogger } from './logger.js';
 import type { HubOptions } from './settings.js';
+import { HubMetrics } from './metrics.js';
+import { PollGate } from './hub/pollGate.js';
+import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
+import { countSubscriptions } from './store/subscriptions.js';
+import { countQueuedMessages } from './store/messages.js';
+import { countStateObjects } from './store/stateObjects.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -54,7 +60,8 @@ function loadConfiguration(options: HubOptions) {
 export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
   const { config, generatedAdminKey } = loadConfiguration(options);
   fs.mkdirSync(options.dataDir, { recursive: true });
-  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync);
+  let metrics: HubMetrics | undefined;
+  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics?.commitDuration.observe(ms / 1000));
   const { db } = database;
   const readiness = { ready: false };
   try {
@@ -68,6 +75,15 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   await configuration.replace(config, { writeFile: false });
 
   const notifier = new Notifier();
+  metrics = new HubMetrics({
+    waitingPolls: () => notifier.waitingCount,
+    counts: async () => ({
+      subscriptions: await countSubscriptions(db),
+      queuedMessages: await countQueuedMessages(db),
+      stateObjects: await countStateObjects(db),
+    }),
+  });
+  const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
   const subscriptions = new Subscriptions(db, callers);
   const expiry = new ExpiryTimer(db, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
@@ -75,20 +91,23 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const messages = new Messages(db, notifier, subscriptions, callers, options.messageQueueLimit, {
     dropped: (n) => {
       counters.droppedMessages += n;
+      metrics?.droppedMessages.inc(n);
       logger.warn({ dropped: n, total: counters.droppedMessages }, 'message queue full: oldest messages dropped');
     },
-  });
+  }, gate);
   const packageLogs = new PackageLogs(db, logger, options.logRetention);
   const services: HubServices = {
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(db, notifier, subscriptions, expiry),
+    stateObjects: new StateObjects(db, notifier, subscriptions, expiry, gate),
     messages,
     packageLogs,
     descriptors: new Descriptors(db),
     management: new Management(db, configuration, messages, options.configPath),
     version: HUB_VERSION,
+    metrics,
+    authFailures: new AuthFailureThrottle(options.authFailureDelayMs, options.authFailureStepMs, options.authFailureMaxDelayMs),
   };
   const sweeper = new Sweeper(db, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs);
   await sweeper.discountDowntime();

@@ -19,6 +19,14 @@ export interface HubOptions {
   sweepIntervalMs: number;
   /** Package log entries kept (WriteLog); older ones are trimmed. */
   logRetention: number;
+  /** Long-polls one credential may have waiting at once; past it, 429. */
+  maxPollsPerCredential: number;
+  /** Each further failed authentication from one address within a minute waits this much longer. */
+  authFailureStepMs: number;
+  /** Ceiling of the per-address authentication failure delay. */
+  authFailureMaxDelayMs: number;
+  /** `GET /metrics` without a management credential. */
+  metricsOpen: boolean;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -36,6 +44,10 @@ const envSchema = z.object({
   HUB_SUBSCRIPTION_IDLE_SECONDS: integer(1).default(300),
   HUB_MESSAGE_QUEUE_LIMIT: integer(1).default(10_000),
   HUB_LOG_RETENTION: integer(1).default(100_000),
+  HUB_MAX_POLLS_PER_CREDENTIAL: integer(1).default(2000),
+  HUB_AUTH_FAILURE_STEP_MS: integer(0).default(1000),
+  HUB_AUTH_FAILURE_MAX_DELAY_MS: integer(0).default(30_000),
+  HUB_METRICS_OPEN: z.enum(['true', 'false']).default('false'),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -51,6 +63,10 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     messageQueueLimit: 10_000,
     sweepIntervalMs: Math.min(30_000, Math.max(100, Math.floor(idleMs / 10))),
     logRetention: 100_000,
+    maxPollsPerCredential: 2000,
+    authFailureStepMs: 1000,
+    authFailureMaxDelayMs: 30_000,
+    metricsOpen: false,
     ...overrides,
   };
 }
@@ -77,5 +93,9 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     subscriptionIdleMs: e.HUB_SUBSCRIPTION_IDLE_SECONDS * 1000,
     messageQueueLimit: e.HUB_MESSAGE_QUEUE_LIMIT,
     logRetention: e.HUB_LOG_RETENTION,
+    maxPollsPerCredential: e.HUB_MAX_POLLS_PER_CREDENTIAL,
+    authFailureStepMs: e.HUB_AUTH_FAILURE_STEP_MS,
+    authFailureMaxDelayMs: e.HUB_AUTH_FAILURE_MAX_DELAY_MS,
+    metricsOpen: e.HUB_METRICS_OPEN === 'true',
   });
 }

@@ -35,7 +35,8 @@ function withStatementCache(sqlite: Sqlite.Database) {
   };
 }
 
-export function openDatabase(file: string, sync: 'normal' | 'full'): OpenedDatabase {
+/** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
+export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void): OpenedDatabase {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new Sqlite(file);
   sqlite.pragma('journal_mode = WAL');
@@ -43,7 +44,14 @@ export function openDatabase(file: string, sync: 'normal' | 'full'): OpenedDatab
   sqlite.pragma('foreign_keys = ON');
   // A person poking at the file with the sqlite3 CLI may hold a lock for a moment: wait, do not fail.
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    log: onCommit
+      ? (event) => {
+          if (event.level === 'query' && event.query.sql === 'commit') onCommit(event.queryDurationMillis);
+        }
+      : undefined,
+  });
   return { db, sqlite };
 }
 

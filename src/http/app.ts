@@ -4,7 +4,9 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
-import { HubError, notFound } from '../errors.js';
+import { forbidden, HubError, notFound } from '../errors.js';
+import { authenticate } from '../hub/authentication.js';
+import { authenticationValues } from './request.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
 import { errorMapping } from './errorMapping.js';
@@ -31,12 +33,26 @@ function unknownPath(path: string): HubError {
 export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
   const app = new Koa<HubState>();
   app.proxy = false;
+  const { metrics } = services;
+
+  /** Labels come from the matched route only, so random paths cannot grow the label set. */
+  const observe = (path: string, status: number, route: string | RegExp | undefined, ms: number) => {
+    const match = /^\/rest\/([^/]+)\//i.exec(path);
+    const iface = match ? match[1].toLowerCase().replace('constellation', 'platform') : 'other';
+    const action = typeof route === 'string' ? route.replace(/^\/rest\/[^/]+\//, '').toLowerCase() : 'unmatched';
+    metrics.requests.inc({ interface: iface, action, status: String(status) });
+    metrics.requestDuration.observe({ interface: iface, action }, ms / 1000);
+  };
 
   app.use(async (ctx, next) => {
     ctx.state.requestId = randomUUID();
     const started = performance.now();
     if (!readiness.ready) ctx.set('Connection', 'close');
-    await next();
+    try {
+      await next();
+    } finally {
+      observe(ctx.path, ctx.status, (ctx as { _matchedRoute?: string | RegExp })._matchedRoute, performance.now() - started);
+    }
     services.logger.debug(
       { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
       'request',
@@ -65,6 +81,13 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   ops.get('/ready', (ctx) => {
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { Status: readiness.ready ? 'ready' : 'not ready' };
+  });
+  ops.get('/metrics', async (ctx) => {
+    if (!services.options.metricsOpen && !authenticate(services.configuration, 'management', authenticationValues(ctx))) {
+      throw forbidden();
+    }
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
   });
   app.use(ops.routes());
 

@@ -12,8 +12,11 @@ export function authenticateAs(interfaceName: InterfaceName, services: HubServic
     const caller = authenticate(services.configuration, interfaceName, authenticationValues(ctx));
     if (!caller) {
       services.logger.debug({ reqId: ctx.state.requestId, interfaceName, ip: ctx.ip }, 'authentication failed');
-      // The delay slows key guessing; the answer never says which of the three values was wrong.
-      if (services.options.authFailureDelayMs > 0) await sleep(services.options.authFailureDelayMs);
+      services.metrics.authFailures.inc();
+      // The delay slows key guessing, more so for an address that keeps failing; the answer never says
+      // which of the three values was wrong.
+      const delay = services.authFailures.failed(ctx.ip);
+      if (delay > 0) await sleep(delay);
       throw forbidden();
     }
     ctx.state.caller = caller;

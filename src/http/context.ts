@@ -9,6 +9,8 @@ import type { PackageLogs } from '../hub/packageLogs.js';
 import type { Descriptors } from '../hub/descriptors.js';
 import type { HubOptions } from '../settings.js';
 import type { Management } from '../hub/management.js';
+import type { AuthFailureThrottle } from '../hub/authFailureThrottle.js';
+import type { HubMetrics } from '../metrics.js';
 
 export interface HubServices {
   options: HubOptions;
@@ -20,6 +22,8 @@ export interface HubServices {
   descriptors: Descriptors;
   management: Management;
   version: string;
+  metrics: HubMetrics;
+  authFailures: AuthFailureThrottle;
 }
 
 export interface HubState {

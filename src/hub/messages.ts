@@ -8,6 +8,7 @@ import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
 import { longPoll, PollAborted } from './longPoll.js';
 import type { Notifier } from './notifier.js';
+import type { PollGate } from './pollGate.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
 import { parseScope, ScopeType, targetOf } from './scope.js';
@@ -36,6 +37,7 @@ export class Messages {
     private readonly callers: CallerDirectory,
     private readonly queueLimit: number,
     private readonly counters: MessageCounters,
+    private readonly gate: PollGate,
   ) {}
 
   /** Queues the message for every target subscription (one transaction), then wakes them. */
@@ -101,13 +103,13 @@ export class Messages {
     const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'messages');
     await this.subscriptions.touch(subscription.id);
     try {
-      return await longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
+      return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
         this.db.transaction().execute(async (trx) => {
           const rows = await takeMessages(trx, subscription.id, limit);
           if (rows.length > 0 && abort.aborted) throw new PollAborted();
           return rows.map(messageRecord);
         }),
-      );
+      ));
     } finally {
       await this.subscriptions.touch(subscription.id);
     }

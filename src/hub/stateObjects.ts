@@ -15,6 +15,7 @@ import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
 import { longPoll, PollAborted } from './longPoll.js';
 import type { Notifier } from './notifier.js';
+import type { PollGate } from './pollGate.js';
 import { hasWildcard, toGlob } from './patterns.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
@@ -56,6 +57,7 @@ export class StateObjects {
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
+    private readonly gate: PollGate,
   ) {}
 
   async push(producer: Caller, input: PushInput): Promise<void> {
@@ -139,7 +141,7 @@ export class StateObjects {
     const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'state_objects');
     await this.subscriptions.touch(subscription.id);
     try {
-      return await longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
+      return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
         this.db.transaction().execute(async (trx) => {
           const changes = await takeChanges(trx, subscription.id, limit);
           if (changes.length > 0 && abort.aborted) throw new PollAborted();
@@ -150,7 +152,7 @@ export class StateObjects {
               c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
             );
         }),
-      );
+      ));
     } finally {
       await this.subscriptions.touch(subscription.id);
     }

@@ -1,0 +1,24 @@
+import { tooManyRequests } from '../errors.js';
+
+/** Caps the long-polls waiting at once per credential, so one client cannot hold every socket. */
+export class PollGate {
+  private readonly waiting = new Map<string, number>();
+
+  constructor(private readonly maxPerCredential: number) {}
+
+  /** Runs `poll` in a slot of `credential`, or throws 429 when all its slots are taken. */
+  async hold<T>(credential: string, poll: () => Promise<T>): Promise<T> {
+    const count = this.waiting.get(credential) ?? 0;
+    if (count >= this.maxPerCredential) {
+      throw tooManyRequests(`The credential '${credential}' already has ${count} long-polls waiting (the most allowed).`);
+    }
+    this.waiting.set(credential, count + 1);
+    try {
+      return await poll();
+    } finally {
+      const left = (this.waiting.get(credential) ?? 1) - 1;
+      if (left > 0) this.waiting.set(credential, left);
+      else this.waiting.delete(credential);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import http from 'node:http';
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+
+type Hub = Awaited<ReturnType<typeof startTestHub>>;
+const hubs: Hub[] = [];
+async function hub(options: Parameters<typeof startTestHub>[0] = {}): Promise<Hub> {
+  const h = await startTestHub(options);
+  hubs.push(h);
+  return h;
+}
+afterEach(async () => {
+  await Promise.all(hubs.splice(0).map((h) => h.stop()));
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A GET from a chosen loopback source address; resolves with status and elapsed ms. */
+function getFrom(localAddress: string, port: number, path: string): Promise<{ status: number; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, localAddress, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started }));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('limits that keep one client from hurting the others', () => {
+  it('caps the long-polls waiting per credential with a JSON 429', async () => {
+    const h = await hub({ options: { maxPollsPerCredential: 2 } });
+    const ids = await Promise.all(['A', 'B', 'C'].map(async (n) => idOf(await get(h, 'consumer/SubscribeToMessage', consumer(n)))));
+    const waiting = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
+    await sleep(100);
+    const third = await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 });
+    expect(third.status).toBe(429);
+    expect(third.json<{ Message: string }>().Message).toMatch(/long-polls waiting/);
+    // Another credential is not affected.
+    const other = idOf(await get(h, 'platform/SubscribeToMessage', pkg('S2', 'P1', 'other-key-0001')));
+    expect((await get(h, 'platform/GetMessages', pkg('S2', 'P1', 'other-key-0001'), { subscriptionId: other, timeout: 0 })).status).toBe(200);
+    expect((await Promise.all(waiting)).map((r) => r.status)).toEqual([200, 200]);
+    expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 0 })).status).toBe(200);
+  });
+
+  it('slows repeated authentication failures from one address, not from another', async () => {
+    const h = await hub({ options: { authFailureDelayMs: 0, authFailureStepMs: 250, authFailureMaxDelayMs: 2000 } });
+    const bad = `/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=wrong`;
+    const first = await getFrom('127.0.0.1', h.port, bad);
+    await getFrom('127.0.0.1', h.port, bad);
+    const third = await getFrom('127.0.0.1', h.port, bad);
+    expect([first.status, third.status]).toEqual([403, 403]);
+    expect(third.ms).toBeGreaterThanOrEqual(480);
+    const elsewhere = await getFrom('127.0.0.2', h.port, bad);
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.ms).toBeLessThan(200);
+    const good = await getFrom('127.0.0.1', h.port, `/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=${DEV_KEY}`);
+    expect(good.status).toBe(200);
+  });
+
+  it('serves a normal request while hundreds of connections send their headers slowly', async () => {
+    const h = await hub();
+    const sockets: net.Socket[] = [];
+    for (let i = 0; i < 300; i++) {
+      const socket = net.connect(h.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('GET /rest/consumer/CheckAccess HTTP/1.1\r\nHost: x\r\n');
+      sockets.push(socket);
+    }
+    const drip = setInterval(() => sockets.forEach((s) => s.write('X-Slow: 1\r\n')), 100);
+    try {
+      await sleep(300);
+      const started = Date.now();
+      expect((await get(h, 'consumer/CheckAccess', consumer())).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      clearInterval(drip);
+      sockets.forEach((s) => s.destroy());
+    }
+  });
+});
+
+describe('metrics', () => {
+  it('are protected by a management credential and count requests, polls and objects', async () => {
+    const h = await hub();
+    expect((await fetch(`${h.url}/metrics`)).status).toBe(403);
+    await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 1 });
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', consumer()));
+    const waiting = get(h, 'consumer/GetMessages', consumer(), { subscriptionId: id, timeout: 2000 });
+    await sleep(100);
+    const response = await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toMatch(/hub_http_requests_total\{interface="platform",action="pushstateobject",status="204"\} 1/);
+    expect(text).toMatch(/hub_waiting_long_polls 1/);
+    expect(text).toMatch(/hub_state_objects 1/);
+    expect(text).toMatch(/hub_subscriptions\{kind="messages"\} 1/);
+    expect(text).toMatch(/hub_commit_duration_seconds_count \d+/);
+    await waiting;
+  });
+
+  it('can be opened to scrapers without a key', async () => {
+    const h = await hub({ options: { metricsOpen: true } });
+    expect((await fetch(`${h.url}/metrics`)).status).toBe(200);
+  });
+});
