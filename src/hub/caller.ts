@@ -26,6 +26,15 @@ export class CallerDirectory {
 
   constructor(private readonly db: Db) {}
 
+  /** The caller's ConnectionId if it has been seen before; never records anything. */
+  async knownConnectionId(caller: Caller): Promise<string | undefined> {
+    const known = this.ids.get(caller.friendlyName);
+    if (known) return known;
+    const row = await findCaller(this.db, caller.friendlyName);
+    if (row) this.ids.set(caller.friendlyName, row.connection_id);
+    return row?.connection_id;
+  }
+
   async connectionId(caller: Caller): Promise<string> {
     const known = this.ids.get(caller.friendlyName);
     if (known) return known;

@@ -11,7 +11,7 @@ import type { Notifier } from './notifier.js';
 import type { PollGate } from './pollGate.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
-import { parseScope, ScopeType, targetOf } from './scope.js';
+import { checkScopeArgs, parseScope, ScopeType, targetOf } from './scope.js';
 import type { Subscriptions } from './subscriptions.js';
 
 export interface SendInput {
@@ -44,6 +44,7 @@ export class Messages {
   async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<number> {
     const scope = parseScope(input.scope);
     if (!input.key) throw badRequest('MissingParameter', "The message key ('key' or 'Key') is required.");
+    checkScopeArgs(scope, input.args);
     const isSagaReply = input.key === SAGA_RESPONSE_KEY && !!input.sagaId;
     if (options.authorize && !isSagaReply) {
       const refusal = messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key });

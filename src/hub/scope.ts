@@ -30,11 +30,15 @@ export function parseScope(raw: unknown): ScopeName {
   throw badRequest('InvalidScope', `Unknown scope '${text}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).`);
 }
 
-export function targetOf(scope: ScopeName, args: string[], senderConnectionId: string): MessageTarget {
+/** Group, Sentinel and Package name their targets: without args they would reach nobody. */
+export function checkScopeArgs(scope: ScopeName, args: string[]): void {
   const needsArgs = scope === 'Group' || scope === 'Sentinel' || scope === 'Package';
   if (needsArgs && args.length === 0) {
     throw badRequest('MissingScopeArgs', `The scope '${scope}' needs at least one argument (args).`);
   }
+}
+
+export function targetOf(scope: ScopeName, args: string[], senderConnectionId: string): MessageTarget {
   switch (scope) {
     case 'All':
       return { kind: 'all' };

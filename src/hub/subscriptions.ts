@@ -79,8 +79,8 @@ export class Subscriptions {
   async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionRow> {
     if (!id) throw badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
     const row = isGuid(id) ? await findSubscription(this.db, id) : undefined;
-    const connectionId = await this.callers.connectionId(caller);
-    if (!row || !this.owns(row, connectionId, caller, kind)) throw subscriptionLost(id);
+    const connectionId = row ? await this.callers.knownConnectionId(caller) : undefined;
+    if (!row || !connectionId || !this.owns(row, connectionId, caller, kind)) throw subscriptionLost(id);
     return row;
   }
 
