@@ -1,0 +1,252 @@
+/**
+ * `npm run bench`: starts real hubs (and baselines) as processes on temp directories, drives them over
+ * loopback HTTP with keep-alive connections, prints a table, and writes docs/benchmarks.json and
+ * docs/benchmarks.md. On a shared 2-core machine only ratios against baselines measured in the same run
+ * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything.
+ */
+import autocannon from 'autocannon';
+import Sqlite from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { topSelfTime } from './profile.js';
+import type { Server } from './support.js';
+import { httpGet, identity, median, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const REPEATS = QUICK ? 1 : 3;
+const SECONDS = QUICK ? 2 : 4;
+const ADMIN = 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001';
+
+interface Row {
+  scenario: string;
+  measure: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
+const rows: Row[] = [];
+const record = (row: Row) => {
+  rows.push(row);
+  console.log(`${row.scenario.padEnd(34)} ${row.measure.padEnd(34)} ${String(row.value).padStart(10)} ${row.unit} ${row.note ?? ''}`);
+};
+
+async function rate(url: string, connections: number, pathFor: (n: number) => string): Promise<number> {
+  const results: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    let n = 0;
+    const result = await autocannon({
+      url,
+      connections,
+      duration: SECONDS,
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pathFor(n++) }) }],
+    });
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors at ${url}`);
+    results.push(result.requests.average);
+  }
+  return Math.round(median(results));
+}
+
+/** Raw better-sqlite3: one single-row upsert per transaction, the hub's pragmas. */
+function rawCommitsPerSecond(sync: 'NORMAL' | 'FULL'): number {
+  const results: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-raw-'));
+    const db = new Sqlite(path.join(dir, 'raw.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${sync}`);
+    db.exec('create table t (k text primary key, v text not null, at integer not null)');
+    const upsert = db.prepare('insert into t (k, v, at) values (?, ?, ?) on conflict (k) do update set v = excluded.v, at = excluded.at');
+    const tx = db.transaction((k: string, v: string) => upsert.run(k, v, Date.now()));
+    const until = Date.now() + SECONDS * 1000;
+    let n = 0;
+    while (Date.now() < until) tx(`K${n % 100}`, String(n++));
+    results.push(n / SECONDS);
+    db.close();
+  }
+  return Math.round(median(results));
+}
+
+const pushPath = (n: number) => `/rest/platform/PushStateObject?${identity.package}&name=K${n % 100}&value=${n}`;
+
+async function pushThroughput(): Promise<void> {
+  const scenario = '1. push throughput';
+  const koa = await startBareKoa();
+  const baseline: Record<number, number> = {};
+  for (const c of [1, 8, 64]) {
+    baseline[c] = await rate(koa.url, c, () => '/rest/platform/PushStateObject');
+    record({ scenario, measure: `bare Koa 204, ${c} clients`, value: baseline[c], unit: 'req/s' });
+  }
+  await koa.stop();
+  for (const sync of ['normal', 'full'] as const) {
+    const raw = rawCommitsPerSecond(sync === 'normal' ? 'NORMAL' : 'FULL');
+    record({ scenario, measure: `raw better-sqlite3 commits, ${sync}`, value: raw, unit: 'commits/s' });
+    const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-prof-'));
+    const hub = await startHubProcess({ HUB_SYNC: sync, ...(sync === 'normal' ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}) });
+    for (const c of [1, 8, 64]) {
+      const value = await rate(hub.url, c, pushPath);
+      const ratio = Math.round((100 * value) / baseline[c]);
+      record({ scenario, measure: `hub push, ${sync}, ${c} clients`, value, unit: 'req/s', note: `${ratio}% of bare Koa` });
+      if (sync === 'normal' && c === 64) record({ scenario, measure: 'target: ≥ 50% of bare Koa at 64', value: ratio, unit: '%', note: ratio >= 50 ? 'met' : 'NOT met' });
+    }
+    await hub.stop();
+    const profile = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    if (profile) profileSummary = topSelfTime(path.join(profileDir, profile));
+  }
+}
+let profileSummary: { fn: string; percent: number }[] = [];
+
+async function waitingPolls(hub: Server, atLeast: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const { body } = await httpGet(`${hub.url}/metrics?${ADMIN}`);
+    const waiting = Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
+    if (waiting >= atLeast) return;
+    await sleep(100);
+  }
+  throw new Error(`fewer than ${atLeast} polls waiting`);
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) await work(items[next++]);
+  }));
+}
+
+async function wakeUpLatency(n: number, target: number): Promise<void> {
+  const scenario = `2. wake-up latency, ${n} pollers`;
+  const hub = await startHubProcess();
+  const ids: string[] = new Array(n);
+  await inParallel([...Array(n).keys()], 64, async (i) => {
+    const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToStateObjects?${identity.consumer('Bench')}&name=N${i}`);
+    ids[i] = JSON.parse(body) as string;
+  });
+  const rssBefore = rssOf(hub.pid);
+  const arrived = new Map<number, (t: number) => void>();
+  let running = true;
+  const pollers = ids.map(async (id, i) => {
+    while (running) {
+      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`).catch(() => undefined);
+      const t = performance.now();
+      if (res && res.body !== '[]') arrived.get(i)?.(t);
+    }
+  });
+  await waitingPolls(hub, n);
+  await sleep(500);
+  const rssAfter = rssOf(hub.pid);
+  const fromAck: number[] = [];
+  const fromSend: number[] = [];
+  const iterations = QUICK ? 30 : 200;
+  for (let k = 0; k < iterations; k++) {
+    const i = Math.floor(Math.random() * n);
+    const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
+    const sent = performance.now();
+    await httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
+    const acked = performance.now();
+    const t = await answered;
+    arrived.delete(i);
+    fromAck.push(t - acked);
+    fromSend.push(t - sent);
+    await sleep(5);
+  }
+  const p99 = Math.round(percentile(fromAck, 99) * 100) / 100;
+  record({ scenario, measure: 'p50 from the push’s 204', value: Math.round(percentile(fromAck, 50) * 100) / 100, unit: 'ms' });
+  record({ scenario, measure: 'p99 from the push’s 204', value: p99, unit: 'ms', note: `target ≤ ${target} ms: ${p99 <= target ? 'met' : 'NOT met'}` });
+  record({ scenario, measure: 'p99 from sending the push', value: Math.round(percentile(fromSend, 99) * 100) / 100, unit: 'ms' });
+  if (n >= 10_000) {
+    const perPoller = Math.round((rssAfter - rssBefore) / n / 102.4) / 10;
+    record({ scenario: '4. memory per idle long-poller', measure: `RSS delta / ${n}`, value: perPoller, unit: 'KB', note: `target ≤ 30 KB: ${perPoller <= 30 ? 'met' : 'NOT met'}` });
+  }
+  running = false;
+  await hub.stop();
+  await Promise.allSettled(pollers);
+}
+
+async function fanOut(n: number): Promise<void> {
+  const scenario = `3. fan-out to ${n} subscribers`;
+  const hub = await startHubProcess();
+  const ids: string[] = new Array(n);
+  await inParallel([...Array(n).keys()], 64, async (i) => {
+    const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`F${i}`)}`);
+    ids[i] = JSON.parse(body) as string;
+  });
+  const times: number[] = [];
+  for (let round = 0; round < (QUICK ? 3 : 7); round++) {
+    const polls = ids.map((id, i) => httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`));
+    await waitingPolls(hub, n);
+    const sent = performance.now();
+    await httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${round}`);
+    const replies = await Promise.all(polls.map((p) => p.then((r) => ({ r, t: performance.now() }))));
+    if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the message');
+    times.push(Math.max(...replies.map(({ t }) => t)) - sent);
+  }
+  const value = Math.round(median(times) * 10) / 10;
+  record({ scenario, measure: 'send → last subscriber answered (median)', value, unit: 'ms', note: `target ≤ 100 ms: ${value <= 100 ? 'met' : 'NOT met'}` });
+  await hub.stop();
+}
+
+async function messageThroughput(): Promise<void> {
+  const scenario = '5. message throughput';
+  const hub = await startHubProcess();
+  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
+  let received = 0;
+  let acked = 0;
+  let sending = true;
+  const started = performance.now();
+  const until = Date.now() + SECONDS * 1000;
+  const senders = Array.from({ length: 8 }, async () => {
+    while (Date.now() < until) {
+      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
+      if (res.status === 204) acked++;
+    }
+  });
+  const receiver = (async () => {
+    while (sending || received < acked) {
+      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
+      received += (JSON.parse(body) as unknown[]).length;
+    }
+  })();
+  await Promise.all(senders);
+  sending = false;
+  await receiver;
+  const elapsed = (performance.now() - started) / 1000;
+  record({ scenario, measure: '8 senders → 1 polling subscriber', value: Math.round(received / elapsed), unit: 'msg/s', note: `${acked} acknowledged, ${received} received, ${received === acked ? 'none lost' : 'MISMATCH'}` });
+  await hub.stop();
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  console.log(`hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`);
+  await pushThroughput();
+  await wakeUpLatency(1000, 10);
+  await wakeUpLatency(QUICK ? 2000 : 10_000, 25);
+  await fanOut(1000);
+  await messageThroughput();
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const result = { date: started.toISOString(), machine, quick: QUICK, repeats: REPEATS, secondsPerRun: SECONDS, rows, profile: profileSummary };
+  fs.writeFileSync(path.join(ROOT, 'docs', 'benchmarks.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeMarkdown(result);
+  console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md');
+  process.exit(0);
+}
+
+function writeMarkdown(result: { date: string; machine: string; rows: Row[]; profile: { fn: string; percent: number }[] }): void {
+  const file = path.join(ROOT, 'docs', 'benchmarks.md');
+  const previous = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const analysis = previous.includes('<!-- analysis -->') ? previous.slice(previous.indexOf('<!-- analysis -->')) : '<!-- analysis -->\n';
+  const table = result.rows.map((r) => `| ${r.scenario} | ${r.measure} | ${r.value} ${r.unit} | ${r.note ?? ''} |`).join('\n');
+  const profile = result.profile.map((p) => `| ${p.percent}% | \`${p.fn}\` |`).join('\n');
+  fs.writeFileSync(
+    file,
+    `# Benchmarks\n\nGenerated by \`npm run bench\` on ${result.date} — ${result.machine}.\n` +
+      `Throughputs are medians of ${REPEATS} runs of ${SECONDS} s; baselines are measured in the same run.\n\n` +
+      `| Scenario | Measure | Value | Note |\n|---|---|---|---|\n${table}\n\n` +
+      `## Where the time goes (hub, push scenario, sync=normal; self time)\n\n| Self | Function |\n|---|---|\n${profile}\n\n${analysis}`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,106 @@
+/** Processes, clients and statistics shared by the benchmark scenarios. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serializeConfiguration } from '../src/config/xmlFile.js';
+import { testConfiguration } from '../test/support/testHub.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = pattern.exec(out);
+      if (match) resolve(match[1]);
+    });
+    proc.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    proc.on('exit', (code) => reject(new Error(`process exited with ${code}: ${out}`)));
+  });
+}
+
+function stopper(proc: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      if (proc.exitCode !== null) return resolve();
+      proc.once('exit', () => resolve());
+      proc.kill('SIGTERM');
+    });
+}
+
+/** A hub in its own process on a fresh temp directory with the test configuration. */
+export async function startHubProcess(env: Record<string, string> = {}): Promise<Server> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
+  fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      HUB_DATA_DIR: dataDir,
+      HUB_PORT: '0',
+      HUB_HOST: '127.0.0.1',
+      HUB_LOG_LEVEL: 'warn',
+      HUB_AUTH_FAILURE_DELAY_MS: '0',
+      HUB_MAX_POLLS_PER_CREDENTIAL: '50000',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await waitForListening(proc, /hub listening on (http:\/\/\S+)/);
+  return { url, pid: proc.pid as number, stop: stopper(proc) };
+}
+
+export async function startBareKoa(): Promise<Server> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await waitForListening(proc, /bare koa listening on (http:\/\/\S+)/);
+  return { url, pid: proc.pid as number, stop: stopper(proc) };
+}
+
+/** Resident set size of a process, in bytes. */
+export function rssOf(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb * 1024;
+}
+
+export const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+/** A GET over the shared keep-alive agent; resolves with status and body. */
+export function httpGet(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index];
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const identity = {
+  consumer: (name: string) => `SentinelName=Consumer&PackageName=${encodeURIComponent(name)}&AccessKey=dev-key-0001`,
+  package: 'SentinelName=S1&PackageName=P1&AccessKey=dev-key-0001',
+};
