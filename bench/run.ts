@@ -82,7 +82,7 @@ async function pushThroughput(): Promise<void> {
     const raw = rawCommitsPerSecond(sync === 'normal' ? 'NORMAL' : 'FULL');
     record({ scenario, measure: `raw better-sqlite3 commits, ${sync}`, value: raw, unit: 'commits/s' });
     const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-prof-'));
-    const hub = await startHubProcess({ HUB_SYNC: sync, ...(sync === 'normal' ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}) });
+    const hub = await startHubProcess({ HUB_SYNC: sync }, sync === 'normal' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
     for (const c of [1, 8, 64]) {
       const value = await rate(hub.url, c, pushPath);
       const ratio = Math.round((100 * value) / baseline[c]);

@@ -40,10 +40,10 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 }
 
 /** A hub in its own process on a fresh temp directory with the test configuration. */
-export async function startHubProcess(env: Record<string, string> = {}): Promise<Server> {
+export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
