@@ -33,6 +33,10 @@ import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
 import { countSubscriptions } from './store/subscriptions.js';
 import { countQueuedMessages } from './store/messages.js';
 import { countStateObjects } from './store/stateObjects.js';
+import { TransactionBatcher } from './db/batch.js';
+import { StateObjectStatements } from './store/stateObjectStatements.js';
+import { MessageStatements } from './store/messageStatements.js';
+import { SubscriptionStatements } from './store/subscriptions.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -85,10 +89,12 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   });
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
-  const subscriptions = new Subscriptions(db, callers);
-  const expiry = new ExpiryTimer(db, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const batcher = new TransactionBatcher(db, database.sqlite);
+  const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
+  const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers);
+  const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { droppedMessages: 0 };
-  const messages = new Messages(db, notifier, subscriptions, callers, options.messageQueueLimit, {
+  const messages = new Messages(db, batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
     dropped: (n) => {
       counters.droppedMessages += n;
       metrics?.droppedMessages.inc(n);
@@ -100,7 +106,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(db, notifier, subscriptions, expiry, gate),
+    stateObjects: new StateObjects(db, batcher, stateObjectStatements, notifier, subscriptions, expiry, gate),
     messages,
     packageLogs,
     descriptors: new Descriptors(db),

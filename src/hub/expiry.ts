@@ -3,7 +3,9 @@
  * the earliest pending expiry; objects stay readable with IsExpired until pushed again or purged.
  */
 import type { Db } from '../db/open.js';
-import { markExpired, nextExpiry, recordChange } from '../store/stateObjects.js';
+import type { TransactionBatcher } from '../db/batch.js';
+import { nextExpiry } from '../store/stateObjects.js';
+import type { StateObjectStatements } from '../store/stateObjectStatements.js';
 import type { Notifier } from './notifier.js';
 
 export class ExpiryTimer {
@@ -14,6 +16,8 @@ export class ExpiryTimer {
 
   constructor(
     private readonly db: Db,
+    private readonly batcher: TransactionBatcher,
+    private readonly statements: StateObjectStatements,
     private readonly notifier: Notifier,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -39,10 +43,11 @@ export class ExpiryTimer {
     this.dueAt = Infinity;
     this.timer = undefined;
     if (this.stopped) return;
-    const woken = await this.db.transaction().execute(async (trx) => {
-      const expired = await markExpired(trx, Date.now());
+    const woken = await this.batcher.run(() => {
       const ids = new Set<string>();
-      for (const object of expired) (await recordChange(trx, object, false)).forEach((id) => ids.add(id));
+      for (const object of this.statements.markExpired(Date.now())) {
+        this.statements.recordChange(object, false).forEach((id) => ids.add(id));
+      }
       return ids;
     });
     this.notifier.wake(woken);

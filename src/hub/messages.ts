@@ -1,7 +1,8 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the queues. */
 import type { Db } from '../db/open.js';
 import { badRequest, HubError } from '../errors.js';
-import { boundQueues, queueMessage, takeMessages } from '../store/messages.js';
+import type { TransactionBatcher } from '../db/batch.js';
+import type { MessageStatements } from '../store/messageStatements.js';
 import { joinMessageGroup } from '../store/subscriptions.js';
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
@@ -32,6 +33,8 @@ export interface MessageCounters {
 export class Messages {
   constructor(
     private readonly db: Db,
+    private readonly batcher: TransactionBatcher,
+    private readonly statements: MessageStatements,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly callers: CallerDirectory,
@@ -52,9 +55,8 @@ export class Messages {
     }
     const connectionId = await this.callers.connectionId(sender);
     const target = targetOf(scope, input.args, connectionId);
-    const { woken, dropped } = await this.db.transaction().execute(async (trx) => {
-      const ids = await queueMessage(
-        trx,
+    const { woken, dropped } = await this.batcher.run(() => {
+      const ids = this.statements.queue(
         {
           sender_connection_id: connectionId,
           sender_type: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
@@ -68,7 +70,7 @@ export class Messages {
         },
         target,
       );
-      return { woken: ids, dropped: await boundQueues(trx, ids, this.queueLimit) };
+      return { woken: ids, dropped: this.statements.bound(ids, this.queueLimit) };
     });
     if (dropped > 0) this.counters.dropped(dropped);
     this.notifier.wake(woken);
@@ -102,11 +104,10 @@ export class Messages {
     abort: AbortSignal,
   ): Promise<MessageRecord[] | undefined> {
     const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'messages');
-    await this.subscriptions.touch(subscription.id);
     try {
       return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
-        this.db.transaction().execute(async (trx) => {
-          const rows = await takeMessages(trx, subscription.id, limit);
+        this.batcher.run(() => {
+          const rows = this.statements.take(subscription.id, limit);
           if (rows.length > 0 && abort.aborted) throw new PollAborted();
           return rows.map(messageRecord);
         }),

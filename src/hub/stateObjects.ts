@@ -1,13 +1,8 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
 import type { Db } from '../db/open.js';
-import {
-  deleteStateObjects,
-  queryStateObjects,
-  recordChange,
-  recordCurrentObjects,
-  takeChanges,
-  upsertStateObject,
-} from '../store/stateObjects.js';
+import type { TransactionBatcher } from '../db/batch.js';
+import { queryStateObjects, recordCurrentObjects } from '../store/stateObjects.js';
+import type { StateObjectStatements } from '../store/stateObjectStatements.js';
 import type { StateObjectGlobs } from '../store/stateObjects.js';
 import { addStateObjectFilter } from '../store/subscriptions.js';
 import { maySeeStateObject } from './authorization.js';
@@ -54,6 +49,8 @@ const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
 export class StateObjects {
   constructor(
     private readonly db: Db,
+    private readonly batcher: TransactionBatcher,
+    private readonly statements: StateObjectStatements,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
@@ -64,8 +61,8 @@ export class StateObjects {
     const now = Date.now();
     const type = input.type || inferType(input.value);
     const expiresAt = input.lifetime > 0 ? now + input.lifetime * 1000 : null;
-    const woken = await this.db.transaction().execute(async (trx) => {
-      await upsertStateObject(trx, {
+    const woken = await this.batcher.run(() => {
+      this.statements.upsert({
         sentinel_name: producer.sentinelName,
         package_name: producer.packageName,
         name: input.name,
@@ -76,8 +73,7 @@ export class StateObjects {
         lifetime_s: input.lifetime,
         expires_at_ms: expiresAt,
       });
-      return recordChange(
-        trx,
+      return this.statements.recordChange(
         { sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type },
         false,
       );
@@ -88,12 +84,11 @@ export class StateObjects {
 
   /** Deletes the producer's own objects matching name and type; subscribers are told once. */
   async purge(producer: Caller, name: string, type: string): Promise<number> {
-    const { purged, woken } = await this.db.transaction().execute(async (trx) => {
-      const deleted = await deleteStateObjects(trx, producer, { name: toGlob(name), type: toGlob(type) });
+    const { purged, woken } = await this.batcher.run(() => {
+      const deleted = this.statements.deleteObjects(producer, { name: toGlob(name), type: toGlob(type) });
       const ids = new Set<string>();
       for (const object of deleted) {
-        const subs = await recordChange(
-          trx,
+        const subs = this.statements.recordChange(
           { sentinelName: producer.sentinelName, packageName: producer.packageName, ...object },
           true,
         );
@@ -139,11 +134,10 @@ export class StateObjects {
     abort: AbortSignal,
   ): Promise<StateObjectUpdate[] | undefined> {
     const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'state_objects');
-    await this.subscriptions.touch(subscription.id);
     try {
       return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
-        this.db.transaction().execute(async (trx) => {
-          const changes = await takeChanges(trx, subscription.id, limit);
+        this.batcher.run(() => {
+          const changes = this.statements.takeChanges(subscription.id, limit);
           if (changes.length > 0 && abort.aborted) throw new PollAborted();
           const now = Date.now();
           return changes

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { SubscriptionRow } from '../db/schema.js';
 import type { Db } from '../db/open.js';
 import { badRequest, subscriptionLost } from '../errors.js';
+import type { TransactionBatcher } from '../db/batch.js';
+import type { SubscriptionStatements } from '../store/subscriptions.js';
 import { findSubscription, insertSubscription, touchSubscription } from '../store/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
 
@@ -15,6 +17,8 @@ export const isGuid = (text: string) => GUID.test(text);
 export class Subscriptions {
   constructor(
     private readonly db: Db,
+    private readonly batcher: TransactionBatcher,
+    private readonly statements: SubscriptionStatements,
     private readonly callers: CallerDirectory,
   ) {}
 
@@ -78,13 +82,23 @@ export class Subscriptions {
   /** The caller's subscription of that kind, or the "subscription lost" 500 firmware re-subscribes on. */
   async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionRow> {
     if (!id) throw badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
-    const row = isGuid(id) ? await findSubscription(this.db, id) : undefined;
-    const connectionId = row ? await this.callers.knownConnectionId(caller) : undefined;
-    if (!row || !connectionId || !this.owns(row, connectionId, caller, kind)) throw subscriptionLost(id);
+    const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
+    const row = connectionId
+      ? await this.batcher.run(() => {
+          const found = this.statements.find(id);
+          if (found && this.owns(found, connectionId, caller, kind)) {
+            this.statements.touched(id, Date.now());
+            return found;
+          }
+          return undefined;
+        })
+      : undefined;
+    if (!row) throw subscriptionLost(id);
     return row;
   }
 
+  /** Marks the subscription active now (its idle time starts again). */
   touch(id: string): Promise<void> {
-    return touchSubscription(this.db, id, Date.now());
+    return this.batcher.run(() => this.statements.touched(id, Date.now()));
   }
 }

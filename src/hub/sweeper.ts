@@ -48,7 +48,8 @@ export class Sweeper {
     const expired = await this.db.transaction().execute(async (trx) => {
       await writeHubSetting(trx, HEARTBEAT, String(now));
       const ids = await deleteIdleSubscriptions(trx, now - this.idleMs, this.notifier.waitingIds());
-      if (ids.length) await deleteOrphanMessages(trx);
+      // Deliveries go with expired subscriptions and dropped queue entries: their messages go here.
+      await deleteOrphanMessages(trx);
       return ids;
     });
     if (expired.length) this.logger.info({ count: expired.length }, 'idle subscriptions expired');

@@ -1,5 +1,7 @@
 /** Subscriptions (StateObject and message), their filters and joined message groups. */
+import type Sqlite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { prepareQuery } from '../db/prepared.js';
 import { sql } from 'kysely';
 import type { Database, SubscriptionRow } from '../db/schema.js';
 import type { StateObjectGlobs } from './stateObjects.js';
@@ -83,4 +85,25 @@ export async function countSubscriptions(db: Executor): Promise<{ kind: string; 
     .groupBy('kind')
     .execute();
   return rows.map((r) => ({ kind: r.kind, n: Number(r.n) }));
+}
+
+/** Looking up and touching a subscription on the poll path, run inside a batch transaction. */
+export class SubscriptionStatements {
+  private readonly select;
+  private readonly touch;
+
+  constructor(db: Executor, sqlite: Sqlite.Database) {
+    this.select = prepareQuery<{ id: string }, SubscriptionRow>(sqlite, (p) => db.selectFrom('subscriptions').selectAll().where('id', '=', p.id));
+    this.touch = prepareQuery<{ id: string; now: number }>(sqlite, (p) =>
+      db.updateTable('subscriptions').set({ last_active_ms: p.now }).where('id', '=', p.id),
+    );
+  }
+
+  find(id: string): SubscriptionRow | undefined {
+    return this.select.get({ id });
+  }
+
+  touched(id: string, now: number): void {
+    this.touch.run({ id, now });
+  }
 }

@@ -1,0 +1,40 @@
+/**
+ * Kysely-built queries, compiled once and run synchronously through better-sqlite3 on the hot paths
+ * (push, send, poll). The query is built with named markers in place of its parameters; compiling
+ * shows where each marker landed, so each call binds its values in that order without building SQL again.
+ * Name every parameter explicitly when building (`values({ a: p.a })`): the markers object has no keys
+ * to spread.
+ */
+import type Sqlite from 'better-sqlite3';
+import type { Compilable } from 'kysely';
+
+const MARK = '\u0001hub-param:';
+
+/** Stands for the parameter `name` while the query is built; typed as what the query expects there. */
+export type Params<P> = { readonly [K in keyof P]: P[K] };
+
+export interface PreparedQuery<P, R> {
+  run(args: P): Sqlite.RunResult;
+  all(args: P): R[];
+  get(args: P): R | undefined;
+}
+
+export function prepareQuery<P extends Record<string, unknown>, R = unknown>(
+  sqlite: Sqlite.Database,
+  build: (p: Params<P>) => Compilable<R>,
+): PreparedQuery<P, R> {
+  const markers = new Proxy({} as Params<P>, { get: (_t, name) => `${MARK}${String(name)}` });
+  const compiled = build(markers).compile();
+  const binders = compiled.parameters.map((value) =>
+    typeof value === 'string' && value.startsWith(MARK)
+      ? ((args: P) => args[value.slice(MARK.length)])
+      : () => value,
+  );
+  const statement = sqlite.prepare(compiled.sql);
+  const bind = (args: P) => binders.map((b) => b(args));
+  return {
+    run: (args) => statement.run(...bind(args)),
+    all: (args) => statement.all(...bind(args)) as R[],
+    get: (args) => statement.get(...bind(args)) as R | undefined,
+  };
+}

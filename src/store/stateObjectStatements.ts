@@ -1,0 +1,194 @@
+/**
+ * The StateObject hot paths (push, purge, expiry, poll) as prepared statements, run synchronously
+ * inside a batch transaction (db/batch.ts).
+ */
+import type Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
+import type { Db } from '../db/open.js';
+import { prepareQuery } from '../db/prepared.js';
+import type { NewStateObjectRow, StateObjectRow } from '../db/schema.js';
+import type { StateObjectChange, StateObjectKey } from './stateObjects.js';
+
+type ChangeParams = { sentinel: string; package: string; name: string; type: string; deleted: number };
+
+export class StateObjectStatements {
+  private readonly upsertRow;
+  private readonly insertChanges;
+  private readonly selectChanges;
+  private readonly deleteChanges;
+  private readonly deleteMatching;
+  private readonly expire;
+
+  constructor(db: Db, sqlite: Sqlite.Database) {
+    this.upsertRow = prepareQuery<Required<Omit<NewStateObjectRow, 'expiry_announced'>>>(sqlite, (p) =>
+      db
+        .insertInto('state_objects')
+        .values({
+          sentinel_name: p.sentinel_name,
+          package_name: p.package_name,
+          name: p.name,
+          type: p.type,
+          value: p.value,
+          metadatas: p.metadatas,
+          last_update_ms: p.last_update_ms,
+          lifetime_s: p.lifetime_s,
+          expires_at_ms: p.expires_at_ms,
+          expiry_announced: 0,
+        })
+        .onConflict((oc) =>
+          oc.columns(['sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
+            type: eb.ref('excluded.type'),
+            value: eb.ref('excluded.value'),
+            metadatas: eb.ref('excluded.metadatas'),
+            last_update_ms: eb.ref('excluded.last_update_ms'),
+            lifetime_s: eb.ref('excluded.lifetime_s'),
+            expires_at_ms: eb.ref('excluded.expires_at_ms'),
+            expiry_announced: 0,
+          })),
+        ),
+    );
+
+    // One row per (subscription, object) however often it changes: that is what coalesces.
+    this.insertChanges = prepareQuery<ChangeParams, { subscription_id: string }>(sqlite, (p) =>
+      db
+        .insertInto('state_object_changes')
+        .columns(['subscription_id', 'sentinel_name', 'package_name', 'name', 'type', 'is_deleted'])
+        .expression((eb) =>
+          eb
+            .selectFrom('state_object_filters')
+            .select([
+              'subscription_id',
+              eb.val(p.sentinel).as('sentinel_name'),
+              eb.val(p.package).as('package_name'),
+              eb.val(p.name).as('name'),
+              eb.val(p.type).as('type'),
+              eb.val(p.deleted).as('is_deleted'),
+            ])
+            .distinct()
+            .where((w) => w.or([w('exact_name', '=', p.name), w('exact_name', 'is', null)]))
+            .where(sql<boolean>`${p.sentinel} glob sentinel_glob`)
+            .where(sql<boolean>`${p.package} glob package_glob`)
+            .where(sql<boolean>`${p.name} glob name_glob`)
+            .where(sql<boolean>`${p.type} glob type_glob`),
+        )
+        .onConflict((oc) =>
+          oc.columns(['subscription_id', 'sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
+            type: eb.ref('excluded.type'),
+            is_deleted: eb.ref('excluded.is_deleted'),
+          })),
+        )
+        .returning('subscription_id'),
+    );
+
+    this.selectChanges = prepareQuery<{ subscription: string; limit: number }>(sqlite, (p) =>
+      db
+        .selectFrom('state_object_changes as c')
+        .leftJoin('state_objects as s', (join) =>
+          join
+            .onRef('s.sentinel_name', '=', 'c.sentinel_name')
+            .onRef('s.package_name', '=', 'c.package_name')
+            .onRef('s.name', '=', 'c.name'),
+        )
+        .select([
+          'c.id as change_id',
+          'c.sentinel_name',
+          'c.package_name',
+          'c.name',
+          'c.type as change_type',
+          'c.is_deleted',
+          's.type',
+          's.value',
+          's.metadatas',
+          's.last_update_ms',
+          's.lifetime_s',
+          's.expires_at_ms',
+          's.expiry_announced',
+        ])
+        .where('c.subscription_id', '=', p.subscription)
+        .orderBy('c.id')
+        .limit(p.limit),
+    );
+
+    this.deleteChanges = prepareQuery<{ subscription: string; upTo: number }>(sqlite, (p) =>
+      db.deleteFrom('state_object_changes').where('subscription_id', '=', p.subscription).where('id', '<=', p.upTo),
+    );
+
+    this.deleteMatching = prepareQuery<{ sentinel: string; package: string; name: string; type: string }, { name: string; type: string }>(
+      sqlite,
+      (p) =>
+        db
+          .deleteFrom('state_objects')
+          .where('sentinel_name', '=', p.sentinel)
+          .where('package_name', '=', p.package)
+          .where(sql<boolean>`name glob ${p.name}`)
+          .where(sql<boolean>`type glob ${p.type}`)
+          .returning(['name', 'type']),
+    );
+
+    this.expire = prepareQuery<{ now: number }, { sentinel_name: string; package_name: string; name: string; type: string }>(
+      sqlite,
+      (p) =>
+        db
+          .updateTable('state_objects')
+          .set({ expiry_announced: 1 })
+          .where('expires_at_ms', 'is not', null)
+          .where('expires_at_ms', '<=', p.now)
+          .where('expiry_announced', '=', 0)
+          .returning(['sentinel_name', 'package_name', 'name', 'type']),
+    );
+  }
+
+  upsert(row: Required<Omit<NewStateObjectRow, 'expiry_announced'>>): void {
+    this.upsertRow.run(row);
+  }
+
+  /** Records the change for every subscription with a matching filter; returns their ids. */
+  recordChange(object: StateObjectKey & { type: string }, isDeleted: boolean): string[] {
+    return this.insertChanges
+      .all({ sentinel: object.sentinelName, package: object.packageName, name: object.name, type: object.type, deleted: isDeleted ? 1 : 0 })
+      .map((r) => r.subscription_id);
+  }
+
+  /** Deletes the producer's objects matching the name and type GLOBs; returns what was deleted. */
+  deleteObjects(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }) {
+    return this.deleteMatching.all({ sentinel: producer.sentinelName, package: producer.packageName, ...globs });
+  }
+
+  /** Marks objects whose lifetime ran out as announced and returns them. */
+  markExpired(now: number): (StateObjectKey & { type: string })[] {
+    return this.expire
+      .all({ now })
+      .map((r) => ({ sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type }));
+  }
+
+  /** Reads and removes the oldest `limit` (0 = all) changes of a subscription. */
+  takeChanges(subscriptionId: string, limit: number): StateObjectChange[] {
+    type Row = {
+      change_id: number; sentinel_name: string; package_name: string; name: string; change_type: string; is_deleted: number;
+      type: string | null; value: string | null; metadatas: string | null; last_update_ms: number | null; lifetime_s: number | null;
+      expires_at_ms: number | null; expiry_announced: number | null;
+    };
+    const rows = this.selectChanges.all({ subscription: subscriptionId, limit: limit > 0 ? limit : -1 }) as Row[];
+    if (rows.length === 0) return [];
+    this.deleteChanges.run({ subscription: subscriptionId, upTo: rows[rows.length - 1].change_id });
+    return rows.map((r) => {
+      const type = r.type ?? r.change_type;
+      const current: StateObjectRow | undefined =
+        r.is_deleted || r.value === null
+          ? undefined
+          : {
+              sentinel_name: r.sentinel_name,
+              package_name: r.package_name,
+              name: r.name,
+              type,
+              value: r.value,
+              metadatas: r.metadatas ?? '{}',
+              last_update_ms: r.last_update_ms ?? 0,
+              lifetime_s: r.lifetime_s ?? 0,
+              expires_at_ms: r.expires_at_ms,
+              expiry_announced: r.expiry_announced ?? 0,
+            };
+      return { changeId: r.change_id, sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type, current };
+    });
+  }
+}
