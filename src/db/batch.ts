@@ -17,12 +17,26 @@ interface Job {
 export class TransactionBatcher {
   private queue: Job[] = [];
   private scheduled = false;
+  // Prepared once: wrapping each job with better-sqlite3's transaction() would build closures per job.
+  private readonly begin;
+  private readonly commit;
+  private readonly rollback;
+  private readonly savepoint;
+  private readonly release;
+  private readonly rollbackToSavepoint;
 
   constructor(
     private readonly db: Db,
     private readonly sqlite: Sqlite.Database,
     private readonly maxBatch = 512,
-  ) {}
+  ) {
+    this.begin = sqlite.prepare('BEGIN IMMEDIATE');
+    this.commit = sqlite.prepare('COMMIT');
+    this.rollback = sqlite.prepare('ROLLBACK');
+    this.savepoint = sqlite.prepare('SAVEPOINT job');
+    this.release = sqlite.prepare('RELEASE job');
+    this.rollbackToSavepoint = sqlite.prepare('ROLLBACK TO job');
+  }
 
   /** Runs synchronous `work` inside the next batch transaction; resolves after that transaction commits. */
   run<T>(work: () => T): Promise<T> {
@@ -45,21 +59,34 @@ export class TransactionBatcher {
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       await this.db.connection().execute(async () => {
-        this.sqlite.transaction(() => {
-          for (const job of jobs) {
-            try {
-              outcomes.push({ ok: true, value: this.sqlite.transaction(job.work)() });
-            } catch (error) {
-              outcomes.push({ ok: false, value: error });
-            }
-          }
-        }).immediate();
+        this.begin.run();
+        try {
+          for (const job of jobs) outcomes.push(this.runJob(job));
+          this.commit.run();
+        } catch (error) {
+          if (this.sqlite.inTransaction) this.rollback.run();
+          throw error;
+        }
       });
     } catch (error) {
-      // The commit itself failed: nothing of this batch is stored.
+      // The transaction itself failed: nothing of this batch is stored.
       jobs.forEach((job) => job.reject(error));
       return;
     }
     jobs.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
+  }
+
+  /** One job in its own savepoint: its failure undoes only its own writes. */
+  private runJob(job: Job): { ok: boolean; value: unknown } {
+    this.savepoint.run();
+    try {
+      const value = job.work();
+      this.release.run();
+      return { ok: true, value };
+    } catch (error) {
+      this.rollbackToSavepoint.run();
+      this.release.run();
+      return { ok: false, value: error };
+    }
   }
 }

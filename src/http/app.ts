@@ -2,6 +2,7 @@
 import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
+import compose from 'koa-compose';
 import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
 import { forbidden, HubError, notFound } from '../errors.js';
@@ -110,15 +111,20 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   });
 
   const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
-  const routers = [
-    consumerRouter(services),
-    platformRouter('/rest/platform', services),
-    platformRouter('/rest/constellation', services),
-    managementRouter(services),
-  ];
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
-  }
+  // The router's middleware types carry its own context additions; Koa hands them a plain context.
+  const mounted = (router: Router<HubState>): Koa.Middleware<HubState> =>
+    compose([router.routes(), router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed })] as unknown as Koa.Middleware<HubState>[]);
+  // Each request meets only the router of its interface.
+  const byInterface = new Map([
+    ['consumer', mounted(consumerRouter(services))],
+    ['platform', mounted(platformRouter('/rest/platform', services))],
+    ['constellation', mounted(platformRouter('/rest/constellation', services))],
+    ['management', mounted(managementRouter(services))],
+  ]);
+  app.use((ctx, next) => {
+    const match = /^\/rest\/([^/]+)\//i.exec(ctx.path);
+    const router = match ? byInterface.get(match[1].toLowerCase()) : undefined;
+    return router ? router(ctx, next) : next();
+  });
   return app;
 }

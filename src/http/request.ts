@@ -4,13 +4,20 @@ import { badRequest } from '../errors.js';
 import type { Credentials } from '../hub/authentication.js';
 import { parseLenientJson } from './lenientJson.js';
 
+const lowercasedQueries = new WeakMap<Context, Map<string, string>>();
+
 /** Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins. */
 export function queryParam(ctx: Context, name: string): string | undefined {
-  const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(ctx.query)) {
-    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
+  let query = lowercasedQueries.get(ctx);
+  if (!query) {
+    query = new Map();
+    for (const [key, value] of Object.entries(ctx.query)) {
+      const lower = key.toLowerCase();
+      if (!query.has(lower) && value !== undefined) query.set(lower, Array.isArray(value) ? value[0] : value);
+    }
+    lowercasedQueries.set(ctx, query);
   }
-  return undefined;
+  return query.get(name.toLowerCase());
 }
 
 export function requiredParam(ctx: Context, name: string): string {
