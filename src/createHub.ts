@@ -37,6 +37,7 @@ import { TransactionBatcher } from './db/batch.js';
 import { StateObjectStatements } from './store/stateObjectStatements.js';
 import { MessageStatements } from './store/messageStatements.js';
 import { SubscriptionStatements } from './store/subscriptions.js';
+import { Repository } from './hub/repository.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -102,6 +103,14 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     },
   }, gate);
   const packageLogs = new PackageLogs(db, logger, options.logRetention);
+  const repository = new Repository(db, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
+    maxEntries: 1000,
+    maxUncompressedBytes: options.maxPackageUnpackedBytes,
+    maxPackageBytes: options.maxPackageBytes,
+    downloadTimeoutMs: options.downloadTimeoutMs,
+    maxRedirects: 5,
+  }, logger);
+  await repository.start();
   const services: HubServices = {
     options,
     logger,
@@ -110,7 +119,8 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     messages,
     packageLogs,
     descriptors: new Descriptors(db),
-    management: new Management(db, configuration, messages, options.configPath),
+    management: new Management(db, configuration, messages, options.configPath, repository),
+    repository,
     version: HUB_VERSION,
     metrics,
     authFailures: new AuthFailureThrottle(options.authFailureDelayMs, options.authFailureStepMs, options.authFailureMaxDelayMs),

@@ -27,6 +27,11 @@ export interface HubOptions {
   authFailureMaxDelayMs: number;
   /** `GET /metrics` without a management credential. */
   metricsOpen: boolean;
+  /** Largest package archive accepted by upload or download. */
+  maxPackageBytes: number;
+  /** Largest total a package archive may unpack to (zip bombs). */
+  maxPackageUnpackedBytes: number;
+  downloadTimeoutMs: number;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -48,6 +53,9 @@ const envSchema = z.object({
   HUB_AUTH_FAILURE_STEP_MS: integer(0).default(1000),
   HUB_AUTH_FAILURE_MAX_DELAY_MS: integer(0).default(30_000),
   HUB_METRICS_OPEN: z.enum(['true', 'false']).default('false'),
+  HUB_PACKAGE_MAX_BYTES: integer(1024).default(50 * 1024 * 1024),
+  HUB_PACKAGE_MAX_UNPACKED_BYTES: integer(1024).default(200 * 1024 * 1024),
+  HUB_DOWNLOAD_TIMEOUT_MS: integer(100).default(30_000),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -67,6 +75,9 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     authFailureStepMs: 1000,
     authFailureMaxDelayMs: 30_000,
     metricsOpen: false,
+    maxPackageBytes: 50 * 1024 * 1024,
+    maxPackageUnpackedBytes: 200 * 1024 * 1024,
+    downloadTimeoutMs: 30_000,
     ...overrides,
   };
 }
@@ -97,5 +108,8 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     authFailureStepMs: e.HUB_AUTH_FAILURE_STEP_MS,
     authFailureMaxDelayMs: e.HUB_AUTH_FAILURE_MAX_DELAY_MS,
     metricsOpen: e.HUB_METRICS_OPEN === 'true',
+    maxPackageBytes: e.HUB_PACKAGE_MAX_BYTES,
+    maxPackageUnpackedBytes: e.HUB_PACKAGE_MAX_UNPACKED_BYTES,
+    downloadTimeoutMs: e.HUB_DOWNLOAD_TIMEOUT_MS,
   });
 }

@@ -61,9 +61,9 @@ describe('sentinels and package instances', () => {
   it('adds an instance with the defaults of the specification and modifies it', async () => {
     const h = await hub();
     const added = await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3' });
-    expect(added.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: null, Enable: true, Credential: 'Dev', AutoStart: true, Groups: [], IsVirtual: true });
+    expect(added.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: null, Enable: true, Credential: 'Dev', AutoStart: true, Groups: [], IsVirtual: true, PackageFileMissing: false });
     const modified = await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3', PackageFile: 'p3.zip', Enable: false, Credential: 'Other', AutoStart: false });
-    expect(modified.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: 'p3.zip', Enable: false, Credential: 'Other', AutoStart: false, Groups: [], IsVirtual: false });
+    expect(modified.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: 'p3.zip', Enable: false, Credential: 'Other', AutoStart: false, Groups: [], IsVirtual: false, PackageFileMissing: true });
     expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toEqual(modified.json());
     expect((await get(h, 'management/sentinels/S1/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name)).toEqual(['P1', 'P2', 'P3']);
     expect((await del(h, 'management/sentinels/S1/packages/P3')).status).toBe(204);

@@ -150,6 +150,22 @@ export interface PackageDescriptorsTable {
   declared_ms: number;
 }
 
+export interface RepositoryPackagesTable {
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  file_name: string;
+  size: number;
+  sha256: string;
+  uploaded_ms: number;
+  /** JSON: the manifest's setting definitions. */
+  settings: string;
+  icon: Buffer | null;
+  /** JSON: setting key → XSD text. */
+  xsds: string;
+}
+
 export interface Database {
   hub_settings: HubSettingsTable;
   credentials: CredentialsTable;
@@ -169,6 +185,7 @@ export interface Database {
   message_deliveries: MessageDeliveriesTable;
   package_logs: PackageLogsTable;
   package_descriptors: PackageDescriptorsTable;
+  repository_packages: RepositoryPackagesTable;
 }
 
 export type StateObjectRow = Selectable<StateObjectsTable>;
@@ -177,3 +194,4 @@ export type MessageRow = Selectable<MessagesTable>;
 export type CallerRow = Selectable<CallersTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type PackageLogRow = Selectable<PackageLogsTable>;
+export type RepositoryPackageRow = Selectable<RepositoryPackagesTable>;

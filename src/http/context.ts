@@ -11,6 +11,7 @@ import type { HubOptions } from '../settings.js';
 import type { Management } from '../hub/management.js';
 import type { AuthFailureThrottle } from '../hub/authFailureThrottle.js';
 import type { HubMetrics } from '../metrics.js';
+import type { Repository } from '../hub/repository.js';
 
 export interface HubServices {
   options: HubOptions;
@@ -23,6 +24,7 @@ export interface HubServices {
   management: Management;
   version: string;
   metrics: HubMetrics;
+  repository: Repository;
   authFailures: AuthFailureThrottle;
 }
 

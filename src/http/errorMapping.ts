@@ -11,8 +11,9 @@ export interface ErrorBody {
 
 /** Errors from koa-body / co-body and http-errors carry a 4xx status and a safe message. */
 function clientStatus(error: unknown): number | undefined {
-  const e = error as { status?: unknown; statusCode?: unknown; expose?: unknown };
-  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  // formidable (multipart uploads) says `httpCode`.
+  const e = error as { status?: unknown; statusCode?: unknown; httpCode?: unknown };
+  const status = [e?.status, e?.statusCode, e?.httpCode].find((s): s is number => typeof s === 'number');
   return status !== undefined && status >= 400 && status < 500 ? status : undefined;
 }
 

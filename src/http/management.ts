@@ -19,6 +19,7 @@ import {
   settingsBody,
 } from './managementBodies.js';
 import { jsonBody, limitParam, queryParam, timeoutParam } from './request.js';
+import { registerRepositoryRoutes } from './repositoryRoutes.js';
 
 /** A name taken from the path (already URL-decoded by the router). */
 function pathName(ctx: Context, param: string): string {
@@ -184,5 +185,6 @@ export function managementRouter(services: HubServices): Router<HubState> {
     );
   });
 
+  registerRepositoryRoutes(router, services);
   return router;
 }

@@ -44,7 +44,7 @@ export interface CredentialInput {
 
 export const sentinelRecord = (s: Sentinel) => ({ Name: s.name, Credential: s.credential, Packages: s.packages.map((p) => p.name) });
 
-export const instanceRecord = (s: Sentinel, p: PackageInstance) => ({
+export const instanceRecord = (s: Sentinel, p: PackageInstance, repository?: { has(file: string): boolean }) => ({
   Sentinel: s.name,
   Name: p.name,
   PackageFile: p.packageFile ?? null,
@@ -53,6 +53,8 @@ export const instanceRecord = (s: Sentinel, p: PackageInstance) => ({
   AutoStart: p.autoStart,
   Groups: p.groups,
   IsVirtual: !p.packageFile,
+  // The repository package it names was deleted (or never uploaded): the instance keeps working.
+  PackageFileMissing: p.packageFile ? !(repository?.has(p.packageFile) ?? true) : false,
 });
 
 export const credentialRecord = (c: Credential, withKey: boolean) => ({
@@ -103,6 +105,7 @@ export class Management {
     private readonly configuration: Configuration,
     private readonly messages: Messages,
     private readonly configPath: string,
+    private readonly repository: { has(file: string): boolean },
   ) {}
 
   private get config(): HubConfiguration {
@@ -188,12 +191,12 @@ export class Management {
   // ---- package instances ----
   instances(sentinelName: string) {
     const sentinel = this.requireSentinel(sentinelName);
-    return sentinel.packages.map((p) => instanceRecord(sentinel, p));
+    return sentinel.packages.map((p) => instanceRecord(sentinel, p, this.repository));
   }
 
   instance(sentinelName: string, instanceName: string) {
     const { sentinel, instance } = this.requireInstance(sentinelName, instanceName);
-    return instanceRecord(sentinel, instance);
+    return instanceRecord(sentinel, instance, this.repository);
   }
 
   async upsertInstance(sentinelName: string, input: InstanceInput) {
@@ -219,7 +222,7 @@ export class Management {
       }
     });
     const sentinel = next.sentinels.find((s) => s.name === sentinelName) as Sentinel;
-    return instanceRecord(sentinel, sentinel.packages.find((p) => p.name === input.Name) as PackageInstance);
+    return instanceRecord(sentinel, sentinel.packages.find((p) => p.name === input.Name) as PackageInstance, this.repository);
   }
 
   async deleteInstance(sentinelName: string, instanceName: string): Promise<void> {

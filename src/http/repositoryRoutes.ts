@@ -1,0 +1,90 @@
+/** The package repository endpoints of the management interface. */
+import type Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { nameProblem } from '../config/names.js';
+import { badRequest } from '../errors.js';
+import { canonicalKeys, parseBody } from './bodies.js';
+import type { HubServices, HubState } from './context.js';
+import { noContent } from './context.js';
+import { jsonBody } from './request.js';
+import { name } from './managementBodies.js';
+
+const renameBody = z.preprocess((v) => canonicalKeys(v, ['newName']), z.object({ newName: name }));
+const downloadBody = z.preprocess((v) => canonicalKeys(v, ['url']), z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));
+
+function packageName(ctx: Context, param = 'package'): string {
+  const value = (ctx.params as Record<string, string>)[param] ?? '';
+  const problem = nameProblem(value);
+  if (problem) throw badRequest('InvalidName', `The ${param} name in the path ${problem}.`);
+  return value;
+}
+
+interface UploadedFile {
+  filepath: string;
+  originalFilename?: string | null;
+}
+
+export function registerRepositoryRoutes(router: Router<HubState>, services: HubServices): void {
+  const { repository, options } = services;
+
+  router.get('/packages', async (ctx) => {
+    ctx.body = await repository.list();
+  });
+  router.get('/packages/:package', async (ctx) => {
+    ctx.body = await repository.get(packageName(ctx));
+  });
+  router.post('/packages/:package', async (ctx) => {
+    const { newName } = parseBody(renameBody, jsonBody(ctx));
+    ctx.body = await repository.rename(packageName(ctx), newName);
+  });
+  router.delete('/packages/:package', async (ctx) => {
+    await repository.delete(packageName(ctx));
+    noContent(ctx);
+  });
+  router.get('/packages/:package/icon', async (ctx) => {
+    const icon = await repository.icon(packageName(ctx));
+    ctx.type = 'image/png';
+    ctx.body = icon;
+  });
+  router.get('/packages/:package/settings/:setting/xsd', async (ctx) => {
+    const setting = (ctx.params as Record<string, string>).setting ?? '';
+    ctx.type = 'application/xml; charset=utf-8';
+    ctx.body = await repository.xsd(packageName(ctx), setting);
+  });
+
+  router.post('/download-package', async (ctx) => {
+    const { url } = parseBody(downloadBody, jsonBody(ctx));
+    ctx.body = await repository.download(url);
+  });
+
+  // Every file part of the form is a package, whatever its field name.
+  router.post(
+    '/upload-package',
+    async (ctx, next) => {
+      if (!ctx.is('multipart/form-data')) {
+        throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+      }
+      await next();
+    },
+    koaBody({
+      multipart: true,
+      json: false,
+      text: false,
+      urlencoded: false,
+      formidable: {
+        uploadDir: repository.uploadDir,
+        maxFileSize: options.maxPackageBytes,
+        maxTotalFileSize: options.maxPackageBytes * 10,
+        maxFiles: 10,
+        allowEmptyFiles: false,
+      },
+    }),
+    async (ctx) => {
+      const files = Object.values((ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files ?? {}).flat();
+      if (files.length === 0) throw badRequest('MissingBody', 'The form has no file: attach one or more package archives.');
+      ctx.body = await repository.store(files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })));
+    },
+  );
+}

@@ -1,0 +1,282 @@
+/**
+ * The package repository. Archives live under data/repository/ named by their SHA-256, metadata in
+ * SQLite. Order of work keeps a crash harmless: the validated archive is renamed into place and
+ * fsynced before its metadata commits, and an old archive is deleted only after the commit that stopped
+ * using it; start-up removes temp files and archives no metadata names.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable, Transform } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Db } from '../db/open.js';
+import type { RepositoryPackageRow } from '../db/schema.js';
+import { badRequest, conflict, HubError, notFound } from '../errors.js';
+import {
+  deleteRepositoryPackage,
+  findRepositoryPackage,
+  isArchiveReferenced,
+  listRepositoryPackages,
+  renameRepositoryPackage,
+  replaceRepositoryPackage,
+} from '../store/repository.js';
+import type { ArchiveLimits, PackageManifest } from './packageArchive.js';
+import { readPackageArchive } from './packageArchive.js';
+
+export interface RepositoryLimits extends ArchiveLimits {
+  maxPackageBytes: number;
+  downloadTimeoutMs: number;
+  maxRedirects: number;
+}
+
+export interface RepositoryEntry {
+  Name: string;
+  Version: string;
+  Description: string;
+  Author: string;
+  FileName: string;
+  Size: number;
+  Sha256: string;
+  UploadedAt: string;
+  HasIcon: boolean;
+  Settings: { Key: string; Type: string; Description: string; DefaultValue: unknown; HasXsd: boolean }[];
+}
+
+const entryOf = (row: RepositoryPackageRow): RepositoryEntry => {
+  const settings = JSON.parse(row.settings) as PackageManifest['Settings'];
+  const xsds = JSON.parse(row.xsds) as Record<string, string>;
+  return {
+    Name: row.name,
+    Version: row.version,
+    Description: row.description,
+    Author: row.author,
+    FileName: row.file_name,
+    Size: row.size,
+    Sha256: row.sha256,
+    UploadedAt: new Date(row.uploaded_ms).toISOString(),
+    HasIcon: row.icon !== null,
+    Settings: settings.map((s) => ({ Key: s.Key, Type: s.Type, Description: s.Description, DefaultValue: s.DefaultValue ?? null, HasXsd: s.Key in xsds })),
+  };
+};
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export class Repository {
+  /** Names and file names of stored packages, for instance records (`PackageFileMissing`). */
+  private known = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly dir: string,
+    private readonly tempDir: string,
+    private readonly limits: RepositoryLimits,
+    private readonly logger: Logger,
+  ) {}
+
+  get uploadDir(): string {
+    return this.tempDir;
+  }
+
+  /** Removes leftovers of a crash: temp files, and archives that no metadata names. */
+  async start(): Promise<void> {
+    fs.mkdirSync(this.dir, { recursive: true });
+    fs.rmSync(this.tempDir, { recursive: true, force: true });
+    fs.mkdirSync(this.tempDir, { recursive: true });
+    const rows = await listRepositoryPackages(this.db);
+    const used = new Set(rows.map((r) => `${r.sha256}.zip`));
+    for (const file of fs.readdirSync(this.dir)) {
+      if (!used.has(file)) {
+        fs.rmSync(path.join(this.dir, file), { force: true });
+        this.logger.warn({ file }, 'removed an archive no repository entry names');
+      }
+    }
+    this.index(rows);
+  }
+
+  private index(rows: RepositoryPackageRow[]): void {
+    this.known = new Set(rows.flatMap((r) => [r.name, r.file_name]));
+  }
+
+  private async reindex(): Promise<void> {
+    this.index(await listRepositoryPackages(this.db));
+  }
+
+  /** True when `packageFile` names a stored package (by name or by file name). */
+  has(packageFile: string): boolean {
+    return this.known.has(packageFile);
+  }
+
+  newTempPath(): string {
+    return path.join(this.tempDir, `${Date.now()}-${randomBytes(6).toString('hex')}.part`);
+  }
+
+  /**
+   * Validates the archives (all of them before storing any), then stores each; a new version of a
+   * package replaces the previous one. The temp files are consumed.
+   */
+  async store(files: { tempPath: string; fileName: string }[]): Promise<RepositoryEntry[]> {
+    try {
+      const checked = [];
+      for (const file of files) {
+        const size = fs.statSync(file.tempPath).size;
+        if (size > this.limits.maxPackageBytes) throw new HubError(413, 'PackageTooLarge', `The package '${file.fileName}' is larger than ${this.limits.maxPackageBytes} bytes.`);
+        const contents = await readPackageArchive(file.tempPath, this.limits);
+        checked.push({ ...file, size, contents, sha256: await sha256Of(file.tempPath) });
+      }
+      const names = checked.map((c) => c.contents.manifest.Name);
+      const dup = names.find((n, i) => names.indexOf(n) !== i);
+      if (dup) throw badRequest('InvalidPackage', `Two of the uploaded files are the package '${dup}'.`);
+      const stored: RepositoryEntry[] = [];
+      for (const c of checked) {
+        const target = path.join(this.dir, `${c.sha256}.zip`);
+        fs.renameSync(c.tempPath, target);
+        fsyncDir(this.dir);
+        const { manifest, icon, xsds } = c.contents;
+        const row: RepositoryPackageRow = {
+          name: manifest.Name,
+          version: manifest.Version,
+          description: manifest.Description,
+          author: manifest.Author,
+          file_name: path.basename(c.fileName || `${manifest.Name}.zip`),
+          size: c.size,
+          sha256: c.sha256,
+          uploaded_ms: Date.now(),
+          settings: JSON.stringify(manifest.Settings),
+          icon: icon ?? null,
+          xsds: JSON.stringify(xsds),
+        };
+        const previous = await replaceRepositoryPackage(this.db, row);
+        if (previous && previous.sha256 !== row.sha256) await this.removeArchiveIfUnused(previous.sha256);
+        stored.push(entryOf(row));
+      }
+      await this.reindex();
+      return stored;
+    } finally {
+      for (const file of files) fs.rmSync(file.tempPath, { force: true });
+    }
+  }
+
+  private async removeArchiveIfUnused(sha256: string): Promise<void> {
+    if (!(await isArchiveReferenced(this.db, sha256))) fs.rmSync(path.join(this.dir, `${sha256}.zip`), { force: true });
+  }
+
+  /** Downloads an archive over http(s) (bounded size, time and redirects), then stores it. */
+  async download(url: string): Promise<RepositoryEntry> {
+    let current: URL;
+    try {
+      current = new URL(url);
+    } catch {
+      throw badRequest('InvalidUrl', `'${url}' is not a URL.`);
+    }
+    const signal = AbortSignal.timeout(this.limits.downloadTimeoutMs);
+    const tempPath = this.newTempPath();
+    try {
+      for (let redirects = 0; ; redirects++) {
+        if (current.protocol !== 'http:' && current.protocol !== 'https:') {
+          throw badRequest('InvalidUrl', `Only http and https URLs can be downloaded, not '${current.protocol}'.`);
+        }
+        let response: Response;
+        try {
+          response = await fetch(current, { redirect: 'manual', signal });
+        } catch (error) {
+          const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+          const why = signal.aborted ? `no answer within ${this.limits.downloadTimeoutMs} ms` : (cause?.code ?? cause?.message ?? (error as Error).message);
+          throw badRequest('DownloadFailed', `The package could not be downloaded from '${current.href}': ${why}.`);
+        }
+        const location = response.headers.get('location');
+        if (response.status >= 300 && response.status < 400 && location) {
+          if (redirects >= this.limits.maxRedirects) throw badRequest('DownloadFailed', `More than ${this.limits.maxRedirects} redirects from '${url}'.`);
+          current = new URL(location, current);
+          continue;
+        }
+        if (!response.ok || !response.body) {
+          throw badRequest('DownloadFailed', `The package could not be downloaded from '${current.href}': the server answered ${response.status}.`);
+        }
+        const declared = Number(response.headers.get('content-length') ?? 0);
+        if (declared > this.limits.maxPackageBytes) throw new HubError(413, 'PackageTooLarge', `The package is larger than ${this.limits.maxPackageBytes} bytes.`);
+        await this.saveBody(response.body, tempPath, signal);
+        break;
+      }
+      const [entry] = await this.store([{ tempPath, fileName: path.basename(current.pathname) || 'package.zip' }]);
+      return entry;
+    } finally {
+      fs.rmSync(tempPath, { force: true });
+    }
+  }
+
+  private async saveBody(body: ReadableStream<Uint8Array>, tempPath: string, signal: AbortSignal): Promise<void> {
+    let size = 0;
+    const max = this.limits.maxPackageBytes;
+    const limit = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > max) done(new HubError(413, 'PackageTooLarge', `The package is larger than ${max} bytes.`));
+        else done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]), limit, fs.createWriteStream(tempPath), { signal });
+    } catch (error) {
+      if (error instanceof HubError) throw error;
+      throw badRequest('DownloadFailed', `The download was interrupted: ${signal.aborted ? 'it took too long' : (error as Error).message}.`);
+    }
+  }
+
+  async list(): Promise<RepositoryEntry[]> {
+    return (await listRepositoryPackages(this.db)).map(entryOf);
+  }
+
+  private async require(name: string): Promise<RepositoryPackageRow> {
+    const row = await findRepositoryPackage(this.db, name);
+    if (!row) throw notFound(`The package '${name}' is not in the repository.`);
+    return row;
+  }
+
+  async get(name: string): Promise<RepositoryEntry> {
+    return entryOf(await this.require(name));
+  }
+
+  async rename(name: string, newName: string): Promise<RepositoryEntry> {
+    await this.require(name);
+    if (name !== newName && (await findRepositoryPackage(this.db, newName))) {
+      throw conflict('NameTaken', `The repository already has a package named '${newName}'.`);
+    }
+    await renameRepositoryPackage(this.db, name, newName);
+    await this.reindex();
+    return this.get(newName);
+  }
+
+  async delete(name: string): Promise<void> {
+    const row = await deleteRepositoryPackage(this.db, name);
+    if (!row) throw notFound(`The package '${name}' is not in the repository.`);
+    await this.removeArchiveIfUnused(row.sha256);
+    await this.reindex();
+  }
+
+  async icon(name: string): Promise<Buffer> {
+    const row = await this.require(name);
+    if (!row.icon) throw notFound(`The package '${name}' has no icon.`);
+    return row.icon;
+  }
+
+  async xsd(name: string, settingKey: string): Promise<string> {
+    const row = await this.require(name);
+    const xsd = (JSON.parse(row.xsds) as Record<string, string>)[settingKey];
+    if (xsd === undefined) throw notFound(`The setting '${settingKey}' of package '${name}' has no XSD.`);
+    return xsd;
+  }
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(fs.createReadStream(file), hash);
+  return hash.digest('hex');
+}
