@@ -47,6 +47,7 @@ function storedState(): string {
     'select * from settings order by 1,2,3,4',
     'select * from package_logs order by id',
     'select * from package_descriptors order by 1,2',
+    'select name, sha256 from repository_packages order by 1',
     "select * from hub_settings where key != 'heartbeat_ms' order by 1",
   ];
   const hash = createHash('sha256');
@@ -73,12 +74,14 @@ const jsonBody = fc.oneof(
 const actions = {
   consumer: ['CheckAccess', 'SendMessage', 'SubscribeToMessage', 'SubscribeToMessageGroup', 'GetMessages', 'RequestStateObjects', 'SubscribeToStateObjects', 'GetStateObjects'],
   platform: ['PushStateObject', 'PurgeStateObjects', 'WriteLog', 'GetSettings', 'DeclarePackageDescriptor'],
-  management: ['CheckAccess', 'server/version', 'configuration', 'configuration/reload', 'configuration/recoveryoptions', 'license', 'sentinels', 'credentials', 'logs'],
+  management: ['CheckAccess', 'server/version', 'configuration', 'configuration/reload', 'configuration/recoveryoptions', 'license', 'sentinels', 'credentials', 'logs', 'packages', 'upload-package'],
 };
 const managementTemplates = [
   'sentinels/{a}', 'sentinels/{a}/packages', 'sentinels/{a}/packages/{b}', 'sentinels/{a}/packages/{b}/settings',
   'sentinels/{a}/packages/{b}/groups', 'sentinels/{a}/packages/{b}/recoveryoptions', 'sentinels/{a}/packages/{b}/descriptor',
   'credentials/{a}', 'credentials/{a}/authorizations',
+  'packages/{a}', 'packages/{a}/icon', 'packages/{a}/settings/{b}/xsd', 'upload-package',
+  // download-package is left out on purpose: a random URL must never become traffic off this machine.
 ];
 
 const identities = {
