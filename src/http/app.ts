@@ -37,16 +37,30 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
+  const counters = new Map<string, { count: () => void; time: (seconds: number) => void }>();
   const observe = (path: string, status: number, route: string | RegExp | undefined, ms: number) => {
     const match = /^\/rest\/([^/]+)\//i.exec(path);
     const iface = match ? match[1].toLowerCase().replace('constellation', 'platform') : 'other';
     const action = typeof route === 'string' ? route.replace(/^\/rest\/[^/]+\//, '').toLowerCase() : 'unmatched';
-    metrics.requests.inc({ interface: iface, action, status: String(status) });
-    metrics.requestDuration.observe({ interface: iface, action }, ms / 1000);
+    // Resolving labelled children once per label set keeps prom-client's label hashing off the hot path.
+    const key = `${iface} ${action} ${status}`;
+    let counter = counters.get(key);
+    if (!counter) {
+      const requests = metrics.requests.labels({ interface: iface, action, status: String(status) });
+      const duration = metrics.requestDuration.labels({ interface: iface, action });
+      counter = { count: () => requests.inc(), time: (seconds) => duration.observe(seconds) };
+      counters.set(key, counter);
+    }
+    counter.count();
+    counter.time(ms / 1000);
   };
 
+  // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
+  const idPrefix = randomUUID().slice(0, 8);
+  let requests = 0;
+  const debug = services.logger.isLevelEnabled('debug');
   app.use(async (ctx, next) => {
-    ctx.state.requestId = randomUUID();
+    ctx.state.requestId = `${idPrefix}-${++requests}`;
     const started = performance.now();
     if (!readiness.ready) ctx.set('Connection', 'close');
     try {
@@ -54,10 +68,12 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     } finally {
       observe(ctx.path, ctx.status, (ctx as { _matchedRoute?: string | RegExp })._matchedRoute, performance.now() - started);
     }
-    services.logger.debug(
-      { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
-      'request',
-    );
+    if (debug) {
+      services.logger.debug(
+        { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        'request',
+      );
+    }
   });
   app.use(errorMapping(services.logger));
   app.use(

@@ -17,7 +17,13 @@ function isJsonSafe(value: unknown, depth = 0): boolean {
 
 /** Parses lenient JSON; throws SyntaxError when the text is not lenient JSON. */
 export function parseLenientJson(text: string): unknown {
-  const value: unknown = JSON5.parse(text);
+  let value: unknown;
+  try {
+    // Most values are strict JSON already, and JSON.parse is many times faster than JSON5.
+    value = JSON.parse(text);
+  } catch {
+    value = JSON5.parse(text);
+  }
   if (!isJsonSafe(value)) throw new SyntaxError('numbers must be finite and nesting at most 64 levels deep');
   return value;
 }
