@@ -1,7 +1,8 @@
 /**
- * Group commit. Work submitted during one turn of the event loop runs in one SQLite transaction, each
- * piece in its own savepoint (a failing piece rolls back alone and rejects alone); every promise settles
- * only after the COMMIT. One commit then pays for many pushes, sends and polls, and wake-ups go out
+ * Group commit. Work submitted during one turn of the event loop runs in one SQLite transaction; every
+ * promise settles only after the COMMIT. Pieces must touch nothing but the database (they may run
+ * twice): should one throw, the batch rolls back and runs again with a savepoint per piece, so a
+ * failing piece rolls back and rejects alone. One commit then pays for many pushes, sends and polls, and wake-ups go out
  * together. The batch holds Kysely's connection while it runs, so it never interleaves with a Kysely
  * transaction on the same connection.
  */
@@ -12,6 +13,13 @@ interface Job {
   work: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/** A piece of work threw: the batch is retried with savepoints. */
+class PieceFailed extends Error {
+  constructor(readonly original: unknown) {
+    super('a piece of the batch failed');
+  }
 }
 
 export class TransactionBatcher {
@@ -56,17 +64,25 @@ export class TransactionBatcher {
       this.scheduled = true;
       setImmediate(() => void this.flush());
     }
-    const outcomes: { ok: boolean; value: unknown }[] = [];
+    let outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       await this.db.connection().execute(async () => {
-        this.begin.run();
-        try {
-          for (const job of jobs) outcomes.push(this.runJob(job));
-          this.commit.run();
-        } catch (error) {
-          if (this.sqlite.inTransaction) this.rollback.run();
-          throw error;
-        }
+        // Fast path: no savepoints. Should any piece fail, the whole batch rolls back and runs again
+        // with one savepoint per piece, so the failure stays its own.
+        outcomes = this.inTransaction(() =>
+          jobs.map((job) => {
+            try {
+              return { ok: true, value: job.work() };
+            } catch (error) {
+              throw new PieceFailed(error);
+            }
+          }),
+        );
+      }).catch(async (error: unknown) => {
+        if (!(error instanceof PieceFailed)) throw error;
+        await this.db.connection().execute(async () => {
+          outcomes = this.inTransaction(() => jobs.map((job) => this.runJob(job)));
+        });
       });
     } catch (error) {
       // The transaction itself failed: nothing of this batch is stored.
@@ -74,6 +90,18 @@ export class TransactionBatcher {
       return;
     }
     jobs.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
+  }
+
+  private inTransaction<T>(work: () => T): T {
+    this.begin.run();
+    try {
+      const result = work();
+      this.commit.run();
+      return result;
+    } catch (error) {
+      if (this.sqlite.inTransaction) this.rollback.run();
+      throw error;
+    }
   }
 
   /** One job in its own savepoint: its failure undoes only its own writes. */
