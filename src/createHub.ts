@@ -92,7 +92,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const callers = new CallerDirectory(db);
   const batcher = new TransactionBatcher(db, database.sqlite);
   const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
-  const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers);
+  const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
   const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { droppedMessages: 0 };
   const messages = new Messages(db, batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
@@ -101,7 +101,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
       metrics?.droppedMessages.inc(n);
       logger.warn({ dropped: n, total: counters.droppedMessages }, 'message queue full: oldest messages dropped');
     },
-  }, gate);
+  });
   const packageLogs = new PackageLogs(db, logger, options.logRetention);
   const repository = new Repository(db, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
     maxEntries: 1000,
@@ -115,7 +115,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(db, batcher, stateObjectStatements, notifier, subscriptions, expiry, gate),
+    stateObjects: new StateObjects(db, batcher, stateObjectStatements, notifier, subscriptions, expiry),
     messages,
     packageLogs,
     descriptors: new Descriptors(db),

@@ -1,18 +1,11 @@
 import http from 'node:http';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, startTestHub, hubsStoppedAfterEach } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
 
-type Hub = Awaited<ReturnType<typeof startTestHub>>;
-const hubs: Hub[] = [];
-async function hub(options: Parameters<typeof startTestHub>[0] = {}): Promise<Hub> {
-  const h = await startTestHub(options);
-  hubs.push(h);
-  return h;
-}
-afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.stop()));
-});
+type Hub = TestHub;
+const hub = hubsStoppedAfterEach();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A GET from a chosen loopback source address; resolves with status and elapsed ms. */

@@ -1,20 +1,13 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfiguration } from '../src/config/xmlFile.js';
-import { admin, call, consumer, get, pkg, post, startTestHub, tempDir } from './support/testHub.js';
+import { admin, call, consumer, get, pkg, post, startTestHub, tempDir, hubsStoppedAfterEach } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
 
-type Hub = Awaited<ReturnType<typeof startTestHub>>;
-const hubs: Hub[] = [];
-async function hub(options: Parameters<typeof startTestHub>[0] = {}): Promise<Hub> {
-  const h = await startTestHub(options);
-  hubs.push(h);
-  return h;
-}
-afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.stop()));
-});
+type Hub = TestHub;
+const hub = hubsStoppedAfterEach();
 
 const del = (h: Hub, action: string) => call(h, 'DELETE', action, admin);
 const fileOf = (h: Hub) => parseConfiguration(fs.readFileSync(h.options.configPath, 'utf8'));

@@ -1,17 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StateObjectUpdate } from '../src/hub/records.js';
-import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
+import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
 
-type Hub = Awaited<ReturnType<typeof startTestHub>>;
-const hubs: Hub[] = [];
-async function hub(options: Parameters<typeof startTestHub>[0] = {}): Promise<Hub> {
-  const h = await startTestHub(options);
-  hubs.push(h);
-  return h;
-}
-afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.stop()));
-});
+type Hub = TestHub;
+const hub = hubsStoppedAfterEach();
 
 const p1 = pkg('S1', 'P1');
 const app = consumer();

@@ -7,9 +7,7 @@ import { joinMessageGroup } from '../store/subscriptions.js';
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
-import { longPoll, PollAborted } from './longPoll.js';
 import type { Notifier } from './notifier.js';
-import type { PollGate } from './pollGate.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
 import { checkScopeArgs, parseScope, ScopeType, targetOf } from './scope.js';
@@ -40,7 +38,6 @@ export class Messages {
     private readonly callers: CallerDirectory,
     private readonly queueLimit: number,
     private readonly counters: MessageCounters,
-    private readonly gate: PollGate,
   ) {}
 
   /** Queues the message for every target subscription (one transaction), then wakes them. */
@@ -103,17 +100,8 @@ export class Messages {
     limit: number,
     abort: AbortSignal,
   ): Promise<MessageRecord[] | undefined> {
-    const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'messages');
-    try {
-      return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
-        this.batcher.run(() => {
-          const rows = this.statements.take(subscription.id, limit);
-          if (rows.length > 0 && abort.aborted) throw new PollAborted();
-          return rows.map(messageRecord);
-        }),
-      ));
-    } finally {
-      await this.subscriptions.touch(subscription.id);
-    }
+    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, (id) =>
+      this.statements.take(id, limit).map(messageRecord),
+    );
   }
 }

@@ -8,9 +8,7 @@ import { addStateObjectFilter } from '../store/subscriptions.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
-import { longPoll, PollAborted } from './longPoll.js';
 import type { Notifier } from './notifier.js';
-import type { PollGate } from './pollGate.js';
 import { hasWildcard, toGlob } from './patterns.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
@@ -54,7 +52,6 @@ export class StateObjects {
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
-    private readonly gate: PollGate,
   ) {}
 
   async push(producer: Caller, input: PushInput): Promise<void> {
@@ -133,22 +130,12 @@ export class StateObjects {
     limit: number,
     abort: AbortSignal,
   ): Promise<StateObjectUpdate[] | undefined> {
-    const subscription = await this.subscriptions.requireOwned(caller, subscriptionId, 'state_objects');
-    try {
-      return await this.gate.hold(caller.credential.name, () => longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
-        this.batcher.run(() => {
-          const changes = this.statements.takeChanges(subscription.id, limit);
-          if (changes.length > 0 && abort.aborted) throw new PollAborted();
-          const now = Date.now();
-          return changes
-            .filter((c) => maySeeStateObject(caller.credential, c))
-            .map((c): StateObjectUpdate =>
-              c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
-            );
-        }),
-      ));
-    } finally {
-      await this.subscriptions.touch(subscription.id);
-    }
+    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, (id) => {
+      const now = Date.now();
+      return this.statements
+        .takeChanges(id, limit)
+        .filter((c) => maySeeStateObject(caller.credential, c))
+        .map((c): StateObjectUpdate => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
+    });
   }
 }

@@ -7,6 +7,9 @@ import type { TransactionBatcher } from '../db/batch.js';
 import type { SubscriptionStatements } from '../store/subscriptions.js';
 import { findSubscription, insertSubscription, touchSubscription } from '../store/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
+import { longPoll, PollAborted } from './longPoll.js';
+import type { Notifier } from './notifier.js';
+import type { PollGate } from './pollGate.js';
 
 export type SubscriptionKind = SubscriptionRow['kind'];
 
@@ -20,6 +23,8 @@ export class Subscriptions {
     private readonly batcher: TransactionBatcher,
     private readonly statements: SubscriptionStatements,
     private readonly callers: CallerDirectory,
+    private readonly notifier: Notifier,
+    private readonly gate: PollGate,
   ) {}
 
   private owns(row: SubscriptionRow, connectionId: string, caller: Caller, kind: SubscriptionKind): boolean {
@@ -95,6 +100,34 @@ export class Subscriptions {
       : undefined;
     if (!row) throw subscriptionLost(id);
     return row;
+  }
+
+  /**
+   * Long-polls the caller's subscription of `kind`. `take` runs in a batch transaction and consumes what
+   * it returns; that is rolled back if the client has gone meanwhile. Undefined when the client went away.
+   */
+  async poll<T>(
+    caller: Caller,
+    id: string | undefined,
+    kind: SubscriptionKind,
+    timeoutMs: number,
+    abort: AbortSignal,
+    take: (subscriptionId: string) => T[],
+  ): Promise<T[] | undefined> {
+    const subscription = await this.requireOwned(caller, id, kind);
+    try {
+      return await this.gate.hold(caller.credential.name, () =>
+        longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
+          this.batcher.run(() => {
+            const items = take(subscription.id);
+            if (items.length > 0 && abort.aborted) throw new PollAborted();
+            return items;
+          }),
+        ),
+      );
+    } finally {
+      await this.touch(subscription.id);
+    }
   }
 
   /** Marks the subscription active now (its idle time starts again). */

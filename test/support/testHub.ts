@@ -1,5 +1,6 @@
 /** Test support: a real hub on an ephemeral port over a real SQLite file in a temp directory. */
 import fs from 'node:fs';
+import { afterEach } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import type { HubConfiguration, PackageInstance } from '../../src/config/model.js';
@@ -130,3 +131,21 @@ export const idOf = (reply: Reply) => {
   if (reply.status !== 200) throw new Error(`subscribe failed: ${reply.status} ${reply.text}`);
   return reply.json<string>();
 };
+
+export type TestHub = Awaited<ReturnType<typeof startTestHub>>;
+
+/**
+ * For a test file: returns a `hub(options)` that starts a test hub and stops it after each test.
+ * Call at the top level of the file.
+ */
+export function hubsStoppedAfterEach(): (options?: TestHubOptions) => Promise<TestHub> {
+  const running: TestHub[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((h) => h.stop()));
+  });
+  return async (options = {}) => {
+    const h = await startTestHub(options);
+    running.push(h);
+    return h;
+  };
+}
