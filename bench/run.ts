@@ -2,7 +2,8 @@
  * `npm run bench`: starts real hubs (and baselines) as processes on temp directories, drives them over
  * loopback HTTP with keep-alive connections, prints a table, and writes docs/benchmarks.json and
  * docs/benchmarks.md. On a shared 2-core machine only ratios against baselines measured in the same run
- * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything.
+ * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything;
+ * BENCH_ONLY=push,wakeup,fanout,messages runs some scenarios and leaves the docs alone.
  */
 import autocannon from 'autocannon';
 import Sqlite from 'better-sqlite3';
@@ -218,11 +219,17 @@ async function messageThroughput(): Promise<void> {
 async function main(): Promise<void> {
   const started = new Date();
   console.log(`hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`);
-  await pushThroughput();
-  await wakeUpLatency(1000, 10);
-  await wakeUpLatency(QUICK ? 2000 : 10_000, 25);
-  await fanOut(1000);
-  await messageThroughput();
+  const only = process.env.BENCH_ONLY?.split(',');
+  const runs = (name: string) => !only || only.includes(name);
+  if (runs('push')) await pushThroughput();
+  if (runs('wakeup')) await wakeUpLatency(1000, 10);
+  if (runs('wakeup')) await wakeUpLatency(QUICK ? 2000 : 10_000, 25);
+  if (runs('fanout')) await fanOut(1000);
+  if (runs('messages')) await messageThroughput();
+  if (only) {
+    console.log('\nBENCH_ONLY run: docs/benchmarks.* left as they were');
+    process.exit(0);
+  }
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const result = { date: started.toISOString(), machine, quick: QUICK, repeats: REPEATS, secondsPerRun: SECONDS, rows, profile: profileSummary };
   fs.writeFileSync(path.join(ROOT, 'docs', 'benchmarks.json'), `${JSON.stringify(result, null, 2)}\n`);

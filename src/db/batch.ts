@@ -36,7 +36,7 @@ export class TransactionBatcher {
   constructor(
     private readonly db: Db,
     private readonly sqlite: Sqlite.Database,
-    private readonly maxBatch = 512,
+    private readonly maxBatch = 4096,
   ) {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE');
     this.commit = sqlite.prepare('COMMIT');
