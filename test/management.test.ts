@@ -51,6 +51,21 @@ describe('sentinels and package instances', () => {
     expect(unknownCredential.json<{ MessageDetail: string }>().MessageDetail).toMatch(/unknown credential "Nope"/);
   });
 
+  it('loses none of many concurrent management writes', async () => {
+    const h = await hub();
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => post(h, 'management/sentinels', admin, { Name: `C${i}`, Credential: 'Dev' })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const names = (await get(h, 'management/sentinels', admin)).json<{ Name: string }[]>().map((s) => s.Name);
+    expect(names).toEqual(['S1', 'S2', ...Array.from({ length: 12 }, (_, i) => `C${i}`)]);
+    expect(fileOf(h).sentinels).toHaveLength(14);
+    // Started in the same turn, without HTTP in between.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => h.services.management.upsertSentinel(`D${i}`, 'Dev')));
+    expect(h.services.configuration.current.sentinels).toHaveLength(19);
+    expect(fileOf(h).sentinels).toHaveLength(19);
+  });
+
   it('adds an instance with the defaults of the specification and modifies it', async () => {
     const h = await hub();
     const added = await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3' });

@@ -34,7 +34,24 @@ export class Configuration {
   }
 
   /** Applies `next` to the tables (one transaction); with `writeFile`, also rewrites the XML file. */
-  async replace(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
+  replace(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
+    return this.oneAtATime(() => this.apply(next, options));
+  }
+
+  /**
+   * Runs `change` on a deep copy of the configuration and applies the result as a management write.
+   * Changes run one at a time, each on the result of the one before, so none is lost.
+   */
+  update(change: (draft: HubConfiguration) => void): Promise<HubConfiguration> {
+    return this.oneAtATime(async () => {
+      const draft = structuredClone(this.config);
+      change(draft);
+      await this.apply(draft, { writeFile: true });
+      return this.config;
+    });
+  }
+
+  private async apply(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
     validateConfiguration(next);
     await this.db.transaction().execute((trx) => replaceConfiguration(trx, next));
     if (options.writeFile) writeFileAtomically(this.configPath, serializeConfiguration(next));
@@ -42,12 +59,12 @@ export class Configuration {
     this.index();
   }
 
-  /** Runs `change` on a deep copy of the configuration and applies the result as a management write. */
-  async update(change: (draft: HubConfiguration) => void): Promise<HubConfiguration> {
-    const draft = structuredClone(this.config);
-    change(draft);
-    await this.replace(draft, { writeFile: true });
-    return this.config;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  private oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(work, work);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
   private index(): void {
