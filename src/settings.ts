@@ -32,6 +32,8 @@ export interface HubOptions {
   /** Largest total a package archive may unpack to (zip bombs). */
   maxPackageUnpackedBytes: number;
   downloadTimeoutMs: number;
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (auth failure slowdown). */
+  trustProxy: boolean;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -56,6 +58,7 @@ const envSchema = z.object({
   HUB_PACKAGE_MAX_BYTES: integer(1024).default(50 * 1024 * 1024),
   HUB_PACKAGE_MAX_UNPACKED_BYTES: integer(1024).default(200 * 1024 * 1024),
   HUB_DOWNLOAD_TIMEOUT_MS: integer(100).default(30_000),
+  HUB_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -78,6 +81,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     maxPackageBytes: 50 * 1024 * 1024,
     maxPackageUnpackedBytes: 200 * 1024 * 1024,
     downloadTimeoutMs: 30_000,
+    trustProxy: false,
     ...overrides,
   };
 }
@@ -111,5 +115,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     maxPackageBytes: e.HUB_PACKAGE_MAX_BYTES,
     maxPackageUnpackedBytes: e.HUB_PACKAGE_MAX_UNPACKED_BYTES,
     downloadTimeoutMs: e.HUB_DOWNLOAD_TIMEOUT_MS,
+    trustProxy: e.HUB_TRUST_PROXY === 'true',
   });
 }

@@ -33,7 +33,8 @@ function unknownPath(path: string): HubError {
 
 export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
   const app = new Koa<HubState>();
-  app.proxy = false;
+  // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
+  app.proxy = services.options.trustProxy;
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
