@@ -51,6 +51,22 @@ describe('limits that keep one client from hurting the others', () => {
     expect(good.status).toBe(200);
   });
 
+  it('behind a trusted proxy, counts failures per X-Forwarded-For address', async () => {
+    const h = await hub({ options: { authFailureDelayMs: 0, authFailureStepMs: 300, authFailureMaxDelayMs: 2000, trustProxy: true } });
+    const bad = `${h.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=wrong`;
+    const timed = async (forwardedFor: string) => {
+      const started = Date.now();
+      const response = await fetch(bad, { headers: { 'X-Forwarded-For': forwardedFor } });
+      await response.text();
+      return { status: response.status, ms: Date.now() - started };
+    };
+    await timed('client-a');
+    const second = await timed('client-a');
+    expect(second.status).toBe(403);
+    expect(second.ms).toBeGreaterThanOrEqual(280);
+    expect((await timed('client-b')).ms).toBeLessThan(250);
+  });
+
   it('serves a normal request while hundreds of connections send their headers slowly', async () => {
     const h = await hub();
     const sockets: net.Socket[] = [];
