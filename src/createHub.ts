@@ -95,7 +95,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
   const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { droppedMessages: 0 };
-  const messages = new Messages(db, batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
+  const messages = new Messages(batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
     dropped: (n) => {
       counters.droppedMessages += n;
       metrics?.droppedMessages.inc(n);

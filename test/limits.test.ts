@@ -1,10 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, startTestHub, hubsStoppedAfterEach } from './support/testHub.js';
-import type { TestHub } from './support/testHub.js';
+import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
 
-type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../src/hub/records.js';
-import { admin, consumer, get, idOf, instance, pkg, post, startTestHub, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
-import type { TestHub } from './support/testHub.js';
+import { admin, consumer, get, idOf, instance, pkg, post, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
 
-type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
 
 const p1 = pkg('S1', 'P1');

@@ -10,7 +10,8 @@ export class PollAborted extends Error {
  * Holds a poll until `take` finds something or `timeoutMs` passes. The waiter is registered before the
  * first read so a commit between read and wait is not missed. `take` consumes inside its transaction
  * and must throw PollAborted (rolling back) if the client has gone, so nothing is consumed for a
- * response that will not be sent. Returns undefined when the client went away.
+ * response that will not be sent. `settle` runs with the result while the waiter is still registered
+ * (the idle sweeper leaves a subscription with a waiter alone). Returns undefined when the client went away.
  */
 export async function longPoll<T>(
   notifier: Notifier,
@@ -18,10 +19,11 @@ export async function longPoll<T>(
   timeoutMs: number,
   abort: AbortSignal,
   take: () => Promise<T[]>,
+  settle: (result: T[] | undefined) => Promise<void> = async () => undefined,
 ): Promise<T[] | undefined> {
   const waiter = notifier.register(subscriptionId);
   const deadline = Date.now() + timeoutMs;
-  try {
+  const wait = async (): Promise<T[] | undefined> => {
     for (;;) {
       if (abort.aborted) return undefined;
       waiter.clearSignal();
@@ -37,6 +39,11 @@ export async function longPoll<T>(
       if (outcome === 'aborted') return undefined;
       if (outcome !== 'woken') return [];
     }
+  };
+  try {
+    const result = await wait();
+    await settle(result);
+    return result;
   } finally {
     notifier.release(subscriptionId, waiter);
   }

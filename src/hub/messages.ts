@@ -1,5 +1,4 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the queues. */
-import type { Db } from '../db/open.js';
 import { badRequest, HubError } from '../errors.js';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { MessageStatements } from '../store/messageStatements.js';
@@ -30,7 +29,6 @@ export interface MessageCounters {
 
 export class Messages {
   constructor(
-    private readonly db: Db,
     private readonly batcher: TransactionBatcher,
     private readonly statements: MessageStatements,
     private readonly notifier: Notifier,

@@ -115,22 +115,29 @@ export class Subscriptions {
     take: (subscriptionId: string) => T[],
   ): Promise<T[] | undefined> {
     const subscription = await this.requireOwned(caller, id, kind);
-    const result = await this.gate.hold(caller.credential.name, () =>
-      longPoll(this.notifier, subscription.id, timeoutMs, abort, () =>
-        this.batcher.run(() => {
-          const items = take(subscription.id);
-          if (items.length > 0) {
-            if (abort.aborted) throw new PollAborted();
-            // Active now: in the transaction that consumed, so an answer waits for no second commit.
-            this.statements.touched(subscription.id, Date.now());
-          }
-          return items;
-        }),
+    return this.gate.hold(caller.credential.name, () =>
+      longPoll(
+        this.notifier,
+        subscription.id,
+        timeoutMs,
+        abort,
+        () =>
+          this.batcher.run(() => {
+            const items = take(subscription.id);
+            if (items.length > 0) {
+              if (abort.aborted) throw new PollAborted();
+              // Active now: in the transaction that consumed, so an answer waits for no second commit.
+              this.statements.touched(subscription.id, Date.now());
+            }
+            return items;
+          }),
+        // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active
+        // now, recorded before the waiter goes so the idle sweeper cannot take the subscription between.
+        async (result) => {
+          if (!result || result.length === 0) await this.touch(subscription.id);
+        },
       ),
     );
-    // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active now.
-    if (!result || result.length === 0) await this.touch(subscription.id);
-    return result;
   }
 
   /** Marks the subscription active now (its idle time starts again). */
