@@ -1,5 +1,6 @@
 /** The package repository endpoints of the management interface. */
 import type Router from '@koa/router';
+import fs from 'node:fs';
 import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -59,16 +60,14 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     ctx.body = await repository.download(url);
   });
 
-  // Every file part of the form is a package, whatever its field name.
-  router.post(
-    '/upload-package',
-    async (ctx, next) => {
-      if (!ctx.is('multipart/form-data')) {
-        throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
-      }
-      await next();
-    },
-    koaBody({
+  // Every file part of the form is a package, whatever its field name. Each request gets its own
+  // parser so that every temp file it starts is known and removed, whatever happens (413 included).
+  router.post('/upload-package', async (ctx) => {
+    if (!ctx.is('multipart/form-data')) {
+      throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+    }
+    const started: string[] = [];
+    const parse = koaBody({
       multipart: true,
       json: false,
       text: false,
@@ -79,12 +78,18 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
         maxTotalFileSize: options.maxPackageBytes * 10,
         maxFiles: 10,
         allowEmptyFiles: false,
+        onFileBegin: (_name, file) => {
+          started.push(file.filepath);
+        },
       },
-    }),
-    async (ctx) => {
+    });
+    try {
+      await parse(ctx, async () => undefined);
       const files = Object.values((ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files ?? {}).flat();
       if (files.length === 0) throw badRequest('MissingBody', 'The form has no file: attach one or more package archives.');
       ctx.body = await repository.store(files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })));
-    },
-  );
+    } finally {
+      for (const file of started) fs.rmSync(file, { force: true });
+    }
+  });
 }
