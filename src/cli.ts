@@ -4,16 +4,25 @@ import { startHub } from './createHub.js';
 import { createLogger } from './logger.js';
 import { optionsFromEnvironment } from './settings.js';
 
+function fail(message: string): never {
+  console.error(`hub did not start: ${message}`);
+  process.exit(1);
+}
+
 async function main(): Promise<void> {
-  const options = optionsFromEnvironment(process.env);
+  let options;
+  try {
+    options = optionsFromEnvironment(process.env);
+  } catch (error) {
+    fail((error as Error).message);
+  }
   const logger = createLogger(options.logLevel);
   let hub;
   try {
     hub = await startHub(options, logger);
   } catch (error) {
     const where = error instanceof ConfigurationError ? `configuration file ${options.configPath}: ` : '';
-    console.error(`hub did not start: ${where}${(error as Error).message}`);
-    process.exit(1);
+    fail(`${where}${(error as Error).message}`);
   }
   if (hub.generatedAdminKey) {
     console.log(`First start: wrote ${options.configPath} with the credential 'Admin'.`);

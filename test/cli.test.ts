@@ -1,0 +1,82 @@
+/** The CLI as a user runs it: a child process, its output, and a clean stop on a signal. */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { get, idOf, tempDir } from './support/testHub.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function startCli(dataDir: string, env: Record<string, string> = {}) {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /hub listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearInterval(timer);
+        resolve(match[1]);
+      }
+    }, 20);
+    void exited.then((code) => {
+      clearInterval(timer);
+      reject(new Error(`exited with ${code}: ${err}`));
+    });
+  });
+  // A start that is meant to fail never listens: that rejection is expected, not unhandled.
+  listening.catch(() => undefined);
+  return { proc, listening, exited, output: () => out, errors: () => err };
+}
+
+describe('the command line', () => {
+  it('first start prints the generated key once; SIGTERM answers waiting polls and exits 0 with the WAL checkpointed', async () => {
+    const dataDir = tempDir();
+    const cli = startCli(dataDir);
+    const url = await cli.listening;
+    const key = /access key \(shown only this once\): (\S+)/.exec(cli.output())?.[1];
+    expect(key).toBeDefined();
+    const management = { SentinelName: 'Management', PackageName: 'CLI', AccessKey: key as string };
+    expect((await get({ url }, 'management/CheckAccess', management)).status).toBe(200);
+    const consumer = { SentinelName: 'Consumer', PackageName: 'CLI', AccessKey: key as string };
+    const id = idOf(await get({ url }, 'consumer/SubscribeToMessage', consumer));
+    const waiting = get({ url }, 'consumer/GetMessages', consumer, { subscriptionId: id, timeout: 60000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const signalled = Date.now();
+    cli.proc.kill('SIGTERM');
+    const reply = await waiting;
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual([]);
+    expect(await cli.exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5000);
+    const wal = path.join(dataDir, 'hub.db-wal');
+    expect(!fs.existsSync(wal) || fs.statSync(wal).size === 0).toBe(true);
+
+    // A second start does not print a key again.
+    const again = startCli(dataDir);
+    await again.listening;
+    expect(again.output()).not.toMatch(/access key/);
+    again.proc.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+
+  it('refuses to start on a bad environment value or configuration file, saying which', async () => {
+    const dataDir = tempDir();
+    const badEnv = startCli(dataDir, { HUB_SYNC: 'sometimes' });
+    expect(await badEnv.exited).toBe(1);
+    expect(badEnv.errors()).toMatch(/^hub did not start: Invalid environment variable HUB_SYNC/);
+    expect(badEnv.errors()).not.toMatch(/at /);
+    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), '<hub><credentials><credential name="A"/></credentials></hub>');
+    const badFile = startCli(dataDir);
+    expect(await badFile.exited).toBe(1);
+    expect(badFile.errors()).toMatch(/configuration file .*hub.config.xml: <credentials>\/<credential>\[1\] attribute "accessKey"/);
+  });
+});
