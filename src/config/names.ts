@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** Names of sentinels, packages, credentials, groups and settings travel in URL paths and friendly names. */
 const MAX_NAME_LENGTH = 128;
 
@@ -10,3 +12,9 @@ export function nameProblem(name: string): string | undefined {
   if (name !== name.trim()) return 'must not start or end with white space';
   return undefined;
 }
+
+/** A zod string that must be an acceptable name (bodies, manifests). */
+export const nameSchema = z.string().superRefine((value, ctx) => {
+  const problem = nameProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});

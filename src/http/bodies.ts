@@ -9,7 +9,8 @@ export function canonicalKeys(value: unknown, names: readonly string[]): unknown
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [byLower.get(k.toLowerCase()) ?? k, v]));
 }
 
-const withKeys = <T extends z.ZodType>(names: readonly string[], schema: T) =>
+/** `schema` over a body whose keys were first mapped onto `names` (case-insensitively). */
+export const withKeys = <T extends z.ZodType>(names: readonly string[], schema: T) =>
   z.preprocess((v) => canonicalKeys(v, names), schema);
 
 const scopeSchema = withKeys(

@@ -24,6 +24,7 @@ export function errorMapping(logger: Logger): Middleware {
     } catch (error) {
       let status: number;
       let body: ErrorBody;
+      const fromClient = clientStatus(error);
       if (error instanceof HubError) {
         status = error.status;
         body = { Message: error.message, ...(error.detail ? { MessageDetail: error.detail } : {}) };
@@ -31,8 +32,8 @@ export function errorMapping(logger: Logger): Middleware {
       } else if (error instanceof ConfigurationError) {
         status = 400;
         body = { Message: 'The configuration is not valid.', MessageDetail: error.message };
-      } else if (clientStatus(error) !== undefined) {
-        status = clientStatus(error) as number;
+      } else if (fromClient !== undefined) {
+        status = fromClient;
         const message = status === 413 ? 'The request body is too large.' : (error as Error).message;
         body = { Message: message };
       } else {

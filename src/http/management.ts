@@ -1,7 +1,6 @@
 /** The management interface: configuration, credentials, sentinels, package instances, license, logs. */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { nameProblem } from '../config/names.js';
 import { badRequest, notFound } from '../errors.js';
 import { licenseSchema } from '../hub/license.js';
 import type { LogLevel } from '../hub/packageLogs.js';
@@ -18,16 +17,8 @@ import {
   sentinelBody,
   settingsBody,
 } from './managementBodies.js';
-import { jsonBody, limitParam, queryParam, timeoutParam } from './request.js';
+import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from './request.js';
 import { registerRepositoryRoutes } from './repositoryRoutes.js';
-
-/** A name taken from the path (already URL-decoded by the router). */
-function pathName(ctx: Context, param: string): string {
-  const value = (ctx.params as Record<string, string>)[param] ?? '';
-  const problem = nameProblem(value);
-  if (problem) throw badRequest('InvalidName', `The ${param} in the path ${problem}.`);
-  return value;
-}
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
 

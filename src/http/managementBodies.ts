@@ -1,16 +1,8 @@
 /** zod schemas of the management interface's JSON bodies (PascalCase, wire.md). */
 import { z } from 'zod';
 import type { CredentialAuthorizations, RecoveryOptions } from '../config/model.js';
-import { nameProblem } from '../config/names.js';
-import { canonicalKeys } from './bodies.js';
-
-const withKeys = <T extends z.ZodType>(names: readonly string[], schema: T) =>
-  z.preprocess((v) => canonicalKeys(v, names), schema);
-
-export const name = z.string().superRefine((value, ctx) => {
-  const problem = nameProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+import { nameSchema as name } from '../config/names.js';
+import { withKeys } from './bodies.js';
 
 const flag = z.boolean().nullish();
 

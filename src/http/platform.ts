@@ -24,8 +24,6 @@ function lifetimeParam(raw: string | undefined): number {
   return Number(raw);
 }
 
-const descriptorBody = packageDescriptor;
-const metadatasOf = (m: Record<string, string> | null | undefined) => m ?? {};
 
 export function platformRouter(prefix: string, services: HubServices): Router<HubState> {
   const router = new Router<HubState>({ prefix });
@@ -58,7 +56,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
       value: body.Value,
       type: body.Type || undefined,
       lifetime: body.Lifetime ?? 0,
-      metadatas: metadatasOf(body.Metadatas),
+      metadatas: body.Metadatas ?? {},
     });
     noContent(ctx);
   });
@@ -84,7 +82,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
   });
 
   router.post('/DeclarePackageDescriptor', async (ctx) => {
-    const descriptor = parseBody(descriptorBody, jsonBody(ctx));
+    const descriptor = parseBody(packageDescriptor, jsonBody(ctx));
     await descriptors.declare(ctx.state.caller, descriptor);
     noContent(ctx);
   });

@@ -4,23 +4,17 @@ import fs from 'node:fs';
 import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { nameProblem } from '../config/names.js';
+import { nameSchema } from '../config/names.js';
 import { badRequest } from '../errors.js';
-import { canonicalKeys, parseBody } from './bodies.js';
+import { parseBody, withKeys } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { noContent } from './context.js';
-import { jsonBody } from './request.js';
-import { name } from './managementBodies.js';
+import { jsonBody, pathName } from './request.js';
 
-const renameBody = z.preprocess((v) => canonicalKeys(v, ['newName']), z.object({ newName: name }));
-const downloadBody = z.preprocess((v) => canonicalKeys(v, ['url']), z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));
+const renameBody = withKeys(['newName'], z.object({ newName: nameSchema }));
+const downloadBody = withKeys(['url'], z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));
 
-function packageName(ctx: Context, param = 'package'): string {
-  const value = (ctx.params as Record<string, string>)[param] ?? '';
-  const problem = nameProblem(value);
-  if (problem) throw badRequest('InvalidName', `The ${param} name in the path ${problem}.`);
-  return value;
-}
+const packageName = (ctx: Context) => pathName(ctx, 'package');
 
 interface UploadedFile {
   filepath: string;

@@ -1,5 +1,6 @@
 /** Reading parameters, authentication values and JSON bodies off a request, with clear 400s. */
 import type { Context } from 'koa';
+import { nameProblem } from '../config/names.js';
 import { badRequest } from '../errors.js';
 import type { Credentials } from '../hub/authentication.js';
 import { parseLenientJson } from './lenientJson.js';
@@ -75,4 +76,12 @@ export function jsonBody(ctx: Context): unknown {
   } catch (error) {
     throw badRequest('MalformedJson', 'The request body is not valid JSON.', (error as Error).message);
   }
+}
+
+/** A name taken from the path (already URL-decoded by the router), validated like every name. */
+export function pathName(ctx: Context, param: string): string {
+  const value = (ctx.params as Record<string, string> | undefined)?.[param] ?? '';
+  const problem = nameProblem(value);
+  if (problem) throw badRequest('InvalidName', `The ${param} in the path ${problem}.`);
+  return value;
 }

@@ -7,7 +7,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { z } from 'zod';
-import { nameProblem } from '../config/names.js';
+import { nameSchema } from '../config/names.js';
 import { badRequest } from '../errors.js';
 
 export interface ArchiveLimits {
@@ -21,10 +21,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 export const settingTypes = ['String', 'Int32', 'Int64', 'Double', 'Boolean', 'Json', 'Xml'] as const;
 
 const manifestSchema = z.object({
-  Name: z.string().superRefine((value, ctx) => {
-    const problem = nameProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }),
+  Name: nameSchema,
   Version: z.string().min(1, 'must not be empty').max(64),
   Description: z.string().max(4000).default(''),
   Author: z.string().max(256).default(''),
