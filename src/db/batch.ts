@@ -50,20 +50,23 @@ export class TransactionBatcher {
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    this.scheduled = false;
     const jobs = this.queue.splice(0, this.maxBatch);
-    if (this.queue.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
-    }
+    if (jobs.length === 0) return;
+    if (this.queue.length > 0) this.schedule();
     let outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       await this.db.connection().execute(async () => {
