@@ -43,7 +43,7 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli.ts'], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...(process.env.DIST ? ['dist/src/cli.js'] : ['--import', 'tsx', 'src/cli.ts'])], {
     cwd: ROOT,
     env: {
       ...process.env,

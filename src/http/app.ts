@@ -7,6 +7,8 @@ import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
 import { forbidden, HubError, notFound } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
+import type { InterfaceName } from '../hub/caller.js';
+import { authenticateAs } from './authenticate.js';
 import { authenticationValues } from './request.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
@@ -31,6 +33,12 @@ function unknownPath(path: string): HubError {
   );
 }
 
+/** Metrics for one (route, status): labelled children resolved once, off prom-client's hashing path. */
+interface RouteCounter {
+  count(): void;
+  time(seconds: number): void;
+}
+
 export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
   const app = new Koa<HubState>();
   // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
@@ -38,22 +46,22 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
-  const counters = new Map<string, { count: () => void; time: (seconds: number) => void }>();
-  const observe = (path: string, status: number, route: string | RegExp | undefined, ms: number) => {
-    const match = /^\/rest\/([^/]+)\//i.exec(path);
-    const iface = match ? match[1].toLowerCase().replace('constellation', 'platform') : 'other';
-    const action = typeof route === 'string' ? route.replace(/^\/rest\/[^/]+\//, '').toLowerCase() : 'unmatched';
-    // Resolving labelled children once per label set keeps prom-client's label hashing off the hot path.
-    const key = `${iface} ${action} ${status}`;
-    let counter = counters.get(key);
+  const counters = new Map<string, Map<number, RouteCounter>>();
+  const counterFor = (path: string, route: string | undefined, status: number): RouteCounter => {
+    const routeKey = route ?? (INTERFACES.exec(path)?.[1].toLowerCase() || 'other');
+    let byStatus = counters.get(routeKey);
+    if (!byStatus) counters.set(routeKey, (byStatus = new Map()));
+    let counter = byStatus.get(status);
     if (!counter) {
+      const match = INTERFACES.exec(route ?? path);
+      const iface = match ? match[1].toLowerCase().replace('constellation', 'platform') : 'other';
+      const action = route ? (match ? match[2] : route).toLowerCase() : 'unmatched';
       const requests = metrics.requests.labels({ interface: iface, action, status: String(status) });
       const duration = metrics.requestDuration.labels({ interface: iface, action });
       counter = { count: () => requests.inc(), time: (seconds) => duration.observe(seconds) };
-      counters.set(key, counter);
+      byStatus.set(status, counter);
     }
-    counter.count();
-    counter.time(ms / 1000);
+    return counter;
   };
 
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
@@ -67,7 +75,10 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     try {
       await next();
     } finally {
-      observe(ctx.path, ctx.status, (ctx as { _matchedRoute?: string | RegExp })._matchedRoute, performance.now() - started);
+      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const counter = counterFor(ctx.path, typeof route === 'string' ? route : undefined, ctx.status);
+      counter.count();
+      counter.time((performance.now() - started) / 1000);
     }
     if (debug) {
       services.logger.debug(
@@ -77,20 +88,31 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     }
   });
   app.use(errorMapping(services.logger));
-  app.use(
-    cors({
-      origin: '*',
-      allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'SentinelName', 'PackageName', 'AccessKey'],
-      maxAge: 600,
-    }),
-  );
+  const corsHeaders = cors({
+    origin: '*',
+    allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowHeaders: ['Content-Type', 'SentinelName', 'PackageName', 'AccessKey'],
+    maxAge: 600,
+  });
   // A preflight without CORS request headers still gets an answer, never an authentication error.
-  app.use(async (ctx, next) => {
+  const preflight: Koa.Middleware<HubState> = (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
     ctx.set('Allow', 'GET, POST, DELETE, OPTIONS');
     ctx.status = 204;
+  };
+  // CORS headers only mean something to a browser, which always sends Origin: scripts and devices
+  // without it get a leaner answer. Vary tells caches that the answer depends on that header.
+  app.use((ctx, next) => {
+    if (ctx.get('Origin')) return corsHeaders(ctx, () => preflight(ctx, next));
+    ctx.set('Vary', 'Origin');
+    return preflight(ctx, next);
   });
+
+  // Whatever no router answered: an unknown action or resource. (Routers' allowedMethods answer 405 first.)
+  const unknownAsNotFound: Koa.Middleware<HubState> = async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw unknownPath(ctx.path);
+  };
 
   const ops = new Router<HubState>();
   ops.get('/health', (ctx) => {
@@ -107,41 +129,42 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });
-  app.use(ops.routes());
 
-  app.use(
-    koaBody({
-      json: false,
-      urlencoded: false,
-      multipart: false,
-      text: true,
-      // Bodies arrive as text and are parsed as lenient JSON (or XML) by the handler that wants them.
-      textTypes: ['application/json', 'application/*+json', 'text/*', 'application/xml', 'application/*+xml', 'application/x-www-form-urlencoded'],
-      textLimit: services.options.bodyLimitBytes,
-    }),
-  );
-
-  // Whatever no router answered: an unknown action or resource. (Routers' allowedMethods answer 405 first.)
-  app.use(async (ctx, next) => {
-    await next();
-    if (ctx.status === 404 && ctx.body == null) throw unknownPath(ctx.path);
+  const bodyAsText = koaBody({
+    json: false,
+    urlencoded: false,
+    multipart: false,
+    text: true,
+    // Bodies arrive as text and are parsed as lenient JSON (or XML) by the handler that wants them.
+    textTypes: ['application/json', 'application/*+json', 'text/*', 'application/xml', 'application/*+xml', 'application/x-www-form-urlencoded'],
+    textLimit: services.options.bodyLimitBytes,
   });
+  // GET and DELETE carry no body: they skip the body reader altogether.
+  const readBody: Koa.Middleware<HubState> = (ctx, next) => (ctx.method === 'POST' || ctx.method === 'PUT' ? bodyAsText(ctx, next) : next());
 
   const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
   // The router's middleware types carry its own context additions; Koa hands them a plain context.
-  const mounted = (router: Router<HubState>): Koa.Middleware<HubState> =>
-    compose([router.routes(), router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed })] as unknown as Koa.Middleware<HubState>[]);
-  // Each request meets only the router of its interface.
+  // Authentication comes before the body is read: a caller without a valid key never gets to send one.
+  const mounted = (interfaceName: InterfaceName, router: Router<HubState>): Koa.Middleware<HubState> =>
+    compose([
+      unknownAsNotFound,
+      authenticateAs(interfaceName, services),
+      readBody,
+      router.routes(),
+      router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }),
+    ] as unknown as Koa.Middleware<HubState>[]);
+  // Each request meets only the router of its interface; everything else, the operational routes.
   const byInterface = new Map([
-    ['consumer', mounted(consumerRouter(services))],
-    ['platform', mounted(platformRouter('/rest/platform', services))],
-    ['constellation', mounted(platformRouter('/rest/constellation', services))],
-    ['management', mounted(managementRouter(services))],
+    ['consumer', mounted('consumer', consumerRouter(services))],
+    ['platform', mounted('platform', platformRouter('/rest/platform', services))],
+    ['constellation', mounted('platform', platformRouter('/rest/constellation', services))],
+    ['management', mounted('management', managementRouter(services))],
   ]);
+  const operational = compose([unknownAsNotFound, ops.routes()] as unknown as Koa.Middleware<HubState>[]);
   app.use((ctx, next) => {
-    const match = /^\/rest\/([^/]+)\//i.exec(ctx.path);
+    const match = INTERFACES.exec(ctx.path);
     const router = match ? byInterface.get(match[1].toLowerCase()) : undefined;
-    return router ? router(ctx, next) : next();
+    return (router ?? operational)(ctx, next);
   });
   return app;
 }

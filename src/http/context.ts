@@ -31,6 +31,8 @@ export interface HubServices {
 export interface HubState {
   requestId: string;
   caller: Caller;
+  /** The query string's parameters by lower-cased name, parsed on first use (request.ts). */
+  query?: Map<string, string>;
 }
 
 /** Aborted when the client goes away before its response is written (long-polls stop waiting). */
@@ -51,7 +53,7 @@ export function sendSubscriptionId(ctx: Context, id: string): void {
   ctx.body = JSON.stringify(id);
 }
 
+/** 204: Koa strips the body and its headers when it responds. */
 export function noContent(ctx: Context): void {
   ctx.status = 204;
-  ctx.body = null;
 }

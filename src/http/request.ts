@@ -4,9 +4,8 @@ import querystring from 'node:querystring';
 import { nameProblem } from '../config/names.js';
 import { badRequest } from '../errors.js';
 import type { Credentials } from '../hub/authentication.js';
+import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
-
-const lowercasedQueries = new WeakMap<Context, Map<string, string>>();
 
 /**
  * Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins.
@@ -14,7 +13,8 @@ const lowercasedQueries = new WeakMap<Context, Map<string, string>>();
  * goes through URLSearchParams and costs several times more on the push path.
  */
 export function queryParam(ctx: Context, name: string): string | undefined {
-  let query = lowercasedQueries.get(ctx);
+  const state = ctx.state as HubState;
+  let query = state.query;
   if (!query) {
     query = new Map();
     const parsed = querystring.parse(ctx.querystring);
@@ -23,7 +23,7 @@ export function queryParam(ctx: Context, name: string): string | undefined {
       const lower = key.toLowerCase();
       if (!query.has(lower) && value !== undefined) query.set(lower, Array.isArray(value) ? value[0] : value);
     }
-    lowercasedQueries.set(ctx, query);
+    state.query = query;
   }
   return query.get(name.toLowerCase());
 }
