@@ -21,6 +21,7 @@ function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> 
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout?.on('data', (chunk: Buffer) => {
+      if (process.env.ECHO) process.stdout.write(chunk);
       out += chunk.toString();
       const match = pattern.exec(out);
       if (match) resolve(match[1]);
@@ -39,11 +40,11 @@ function stopper(proc: ChildProcess): () => Promise<void> {
     });
 }
 
-/** A hub in its own process on a fresh temp directory with the test configuration. */
+/** A hub in its own process, from the production build (`npm run bench` builds it first), on a fresh temp directory with the test configuration. */
 export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, [...nodeArgs, ...(process.env.DIST ? ['dist/src/cli.js'] : ['--import', 'tsx', 'src/cli.ts'])], {
+  const proc = spawn(process.execPath, [...nodeArgs, 'dist/src/cli.js'], {
     cwd: ROOT,
     env: {
       ...process.env,

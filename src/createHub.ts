@@ -90,7 +90,10 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   });
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
-  const batcher = new TransactionBatcher(db, database.sqlite);
+  const batcher = new TransactionBatcher(db, database.sqlite, (commitMs, pieces) => {
+    metrics?.commitDuration.observe(commitMs / 1000);
+    metrics?.batchSize.observe(pieces);
+  });
   const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
   const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
   const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));

@@ -33,6 +33,12 @@ export class HubMetrics {
     buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
     registers: [this.registry],
   });
+  readonly batchSize = new Histogram({
+    name: 'hub_batch_pieces',
+    help: 'Writes (pushes, sends, polls …) carried by one group-commit transaction',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096],
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'hub_auth_failures_total',
     help: 'Refused authentications',

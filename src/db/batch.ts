@@ -36,7 +36,9 @@ export class TransactionBatcher {
   constructor(
     private readonly db: Db,
     private readonly sqlite: Sqlite.Database,
-    private readonly maxBatch = 4096,
+    /** Told the COMMIT's duration and how many pieces it carried, after every batch that committed. */
+    private readonly committed: (commitMs: number, pieces: number) => void = () => {},
+    private readonly maxBatch = Number(process.env.MAXBATCH ?? 4096),
   ) {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE');
     this.commit = sqlite.prepare('COMMIT');
@@ -95,11 +97,13 @@ export class TransactionBatcher {
     jobs.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
   }
 
-  private inTransaction<T>(work: () => T): T {
+  private inTransaction<T extends unknown[]>(work: () => T): T {
     this.begin.run();
     try {
       const result = work();
+      const started = performance.now();
       this.commit.run();
+      this.committed(performance.now() - started, result.length);
       return result;
     } catch (error) {
       if (this.sqlite.inTransaction) this.rollback.run();

@@ -25,16 +25,24 @@ export function prepareQuery<P extends Record<string, unknown>, R = unknown>(
 ): PreparedQuery<P, R> {
   const markers = new Proxy({} as Params<P>, { get: (_t, name) => `${MARK}${String(name)}` });
   const compiled = build(markers).compile();
-  const binders = compiled.parameters.map((value) =>
-    typeof value === 'string' && value.startsWith(MARK)
-      ? ((args: P) => args[value.slice(MARK.length)])
-      : () => value,
+  // For each position: the argument's name, or undefined where the query has a constant of its own.
+  const names = compiled.parameters.map((value) =>
+    typeof value === 'string' && value.startsWith(MARK) ? value.slice(MARK.length) : undefined,
   );
+  const constants = compiled.parameters;
   const statement = sqlite.prepare(compiled.sql);
-  const bind = (args: P) => binders.map((b) => b(args));
+  // One flat array per call (better-sqlite3 binds an array positionally): no closures, no spread.
+  const bind = (args: P): unknown[] => {
+    const values = new Array<unknown>(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      values[i] = name === undefined ? constants[i] : args[name];
+    }
+    return values;
+  };
   return {
-    run: (args) => statement.run(...bind(args)),
-    all: (args) => statement.all(...bind(args)) as R[],
-    get: (args) => statement.get(...bind(args)) as R | undefined,
+    run: (args) => statement.run(bind(args)),
+    all: (args) => statement.all(bind(args)) as R[],
+    get: (args) => statement.get(bind(args)) as R | undefined,
   };
 }

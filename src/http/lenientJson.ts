@@ -28,8 +28,13 @@ export function parseLenientJson(text: string): unknown {
   return value;
 }
 
+/** What lenient JSON can start with (after blanks): anything else is plain text, no parse attempted. */
+const MAY_BE_JSON = /^\s*[-+.\d{["'tfnIN/]/;
+
 /** A query value: lenient JSON when it parses (`21`, `true`, `{ a: 1 }`), the plain text otherwise. */
 export function parseQueryValue(text: string): unknown {
+  // Devices push plain words (`on`, `open`) all the time: two failed parses would each build an exception.
+  if (!MAY_BE_JSON.test(text)) return text;
   try {
     return parseLenientJson(text);
   } catch {

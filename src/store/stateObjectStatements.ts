@@ -18,6 +18,7 @@ export class StateObjectStatements {
   private readonly matchingSubscriptions;
   private readonly upsertChange;
   private readonly selectChanges;
+  private readonly selectFirstChanges;
   private readonly deleteChanges;
   private readonly deleteMatching;
   private readonly expire;
@@ -97,7 +98,8 @@ export class StateObjectStatements {
         ),
     );
 
-    this.selectChanges = prepareQuery<{ subscription: string; limit: number }>(sqlite, (p) =>
+    // As for message queues: no bound LIMIT when the poll takes everything (the usual case).
+    const changes = (p: Params<{ subscription: string }>) =>
       db
         .selectFrom('state_object_changes as c')
         .leftJoin('state_objects as s', (join) =>
@@ -122,9 +124,9 @@ export class StateObjectStatements {
           's.expiry_announced',
         ])
         .where('c.subscription_id', '=', p.subscription)
-        .orderBy('c.id')
-        .limit(p.limit),
-    );
+        .orderBy('c.id');
+    this.selectChanges = prepareQuery<{ subscription: string }>(sqlite, changes);
+    this.selectFirstChanges = prepareQuery<{ subscription: string; limit: number }>(sqlite, (p) => changes(p).limit(p.limit));
 
     this.deleteChanges = prepareQuery<{ subscription: string; upTo: number }>(sqlite, (p) =>
       db.deleteFrom('state_object_changes').where('subscription_id', '=', p.subscription).where('id', '<=', p.upTo),
@@ -186,7 +188,7 @@ export class StateObjectStatements {
       type: string | null; value: string | null; metadatas: string | null; last_update_ms: number | null; lifetime_s: number | null;
       expires_at_ms: number | null; expiry_announced: number | null;
     };
-    const rows = this.selectChanges.all({ subscription: subscriptionId, limit: limit > 0 ? limit : -1 }) as Row[];
+    const rows = (limit > 0 ? this.selectFirstChanges.all({ subscription: subscriptionId, limit }) : this.selectChanges.all({ subscription: subscriptionId })) as Row[];
     if (rows.length === 0) return [];
     this.deleteChanges.run({ subscription: subscriptionId, upTo: rows[rows.length - 1].change_id });
     return rows.map((r) => {
