@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { topSelfTime } from './profile.js';
 import type { Server } from './support.js';
-import { httpGet, identity, median, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
+import { device, httpGet, identity, median, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
@@ -142,9 +142,10 @@ async function wakeUpLatency(n: number, target: number): Promise<void> {
   const rssBefore = rssOf(hub.pid);
   const arrived = new Map<number, (t: number) => void>();
   let running = true;
+  const devices = ids.map(() => device(hub.url));
   const pollers = ids.map(async (id, i) => {
     while (running) {
-      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`).catch(() => undefined);
+      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`, devices[i]).catch(() => undefined);
       const t = performance.now();
       if (res && res.body !== '[]') arrived.get(i)?.(t);
     }
@@ -178,6 +179,7 @@ async function wakeUpLatency(n: number, target: number): Promise<void> {
   running = false;
   await hub.stop();
   await Promise.allSettled(pollers);
+  await Promise.allSettled(devices.map((d) => d.destroy()));
 }
 
 async function fanOut(n: number): Promise<void> {
@@ -188,9 +190,10 @@ async function fanOut(n: number): Promise<void> {
     const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`F${i}`)}`);
     ids[i] = JSON.parse(body) as string;
   });
+  const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < (QUICK ? 3 : 7); round++) {
-    const polls = ids.map((id, i) => httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`));
+    const polls = ids.map((id, i) => httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i]));
     await waitingPolls(hub, n);
     const sent = performance.now();
     await httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${round}`);
@@ -201,6 +204,7 @@ async function fanOut(n: number): Promise<void> {
   const value = Math.round(median(times) * 10) / 10;
   record({ scenario, measure: 'send → last subscriber answered (median)', value, unit: 'ms', note: `target ≤ 100 ms: ${value <= 100 ? 'met' : 'NOT met'}` });
   await hub.stop();
+  await Promise.allSettled(devices.map((d) => d.destroy()));
 }
 
 async function messageThroughput(): Promise<void> {

@@ -38,7 +38,7 @@ export class TransactionBatcher {
     private readonly sqlite: Sqlite.Database,
     /** Told the COMMIT's duration and how many pieces it carried, after every batch that committed. */
     private readonly committed: (commitMs: number, pieces: number) => void = () => {},
-    private readonly maxBatch = Number(process.env.MAXBATCH ?? 4096),
+    private readonly maxBatch = 4096,
   ) {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE');
     this.commit = sqlite.prepare('COMMIT');

@@ -37,7 +37,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
       throw new HubError(414, 'ValueTooLarge', `The value is longer than ${MAX_QUERY_VALUE_LENGTH} characters.`, 'Send large values with POST PushStateObject and a JSON body.');
     }
     if (name.length > 1024) throw badRequest('InvalidParameter', "The parameter 'name' is longer than 1024 characters.");
-    if (!process.env.NODB) await stateObjects.push(ctx.state.caller, {
+    await stateObjects.push(ctx.state.caller, {
       name,
       value: parseQueryValue(value),
       type: queryParam(ctx, 'type') || undefined,

@@ -59,7 +59,6 @@ export class StateObjects {
     const type = input.type || inferType(input.value);
     const expiresAt = input.lifetime > 0 ? now + input.lifetime * 1000 : null;
     const woken = await this.batcher.run(() => {
-      if (process.env.NOSQL) return [];
       this.statements.upsert({
         sentinel_name: producer.sentinelName,
         package_name: producer.packageName,
