@@ -126,6 +126,9 @@ describe('routing and errors', () => {
     expect(big.status).toBe(413);
     expect(big.json<{ Message: string }>().Message).toMatch(/too large/);
     expect((await get(hub, 'consumer/CheckAccess', consumer())).status).toBe(200);
+    // Without a valid key the body is never read: 403, not 413, and the connection still serves.
+    const stranger = await post(hub, 'consumer/SendMessage', consumer('App', 'wrong-key-0001'), { Scope: { Scope: 'All' }, Key: 'k', Data: 'x'.repeat(5000) });
+    expect(stranger.status).toBe(403);
   });
 
   it('answers a CORS preflight without authentication and allows any origin', async () => {
@@ -138,6 +141,11 @@ describe('routing and errors', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     const plain = await fetch(`${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`, { headers: { Origin: 'http://x' } });
     expect(plain.headers.get('access-control-allow-origin')).toBe('*');
+    // Without Origin (scripts, devices) no CORS headers, but caches are told the answer depends on it.
+    const noOrigin = await fetch(`${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`);
+    expect(noOrigin.status).toBe(200);
+    expect(noOrigin.headers.get('access-control-allow-origin')).toBeNull();
+    expect(noOrigin.headers.get('vary')).toBe('Origin');
   });
 
   it('serves the next request on a keep-alive connection after stray CRLFs, with Content-Length', async () => {

@@ -26,6 +26,10 @@ describe('publishing and requesting', () => {
     await push(h, 'Dbl', '21.5');
     await push(h, 'Bool', 'true');
     await push(h, 'Text', 'hello world');
+    // Looks like the start of JSON, is not: stored as the text it is.
+    await push(h, 'Almost', 'trueish');
+    await push(h, 'Inf', 'Infinity');
+    await push(h, 'Dash', '-');
     await push(h, 'Obj', '{ Temperature: 21, Unit: \'C\', }');
     const posted = await post(h, 'platform/PushStateObject', p1, { Name: 'Posted', Value: { a: [1, 2] }, Type: '', Lifetime: 0, Metadatas: null });
     expect(posted.status).toBe(204);
@@ -36,6 +40,7 @@ describe('publishing and requesting', () => {
     expect(byName.Dbl).toMatchObject({ Type: 'System.Double', Value: 21.5 });
     expect(byName.Bool).toMatchObject({ Type: 'System.Boolean', Value: true });
     expect(byName.Text).toMatchObject({ Type: 'System.String', Value: 'hello world' });
+    expect([byName.Almost.Value, byName.Inf.Value, byName.Dash.Value]).toEqual(['trueish', 'Infinity', '-']);
     expect(byName.Obj).toMatchObject({ Type: 'Object', Value: { Temperature: 21, Unit: 'C' } });
     expect(byName.Posted).toMatchObject({ Type: 'Object', Value: { a: [1, 2] } });
     expect(byName.Meta).toMatchObject({ Type: 'My.Type', Metadatas: { unit: 'C' } });
