@@ -90,7 +90,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   });
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
-  const batcher = new TransactionBatcher(db, database.sqlite, (commitMs, pieces) => {
+  const batcher = new TransactionBatcher(db, database.sqlite, options.lockWaitMs, (commitMs, pieces) => {
     metrics?.commitDuration.observe(commitMs / 1000);
     metrics?.batchSize.observe(pieces);
   });

@@ -35,3 +35,12 @@ export const subscriptionLost = (id: string) =>
   );
 
 export const tooManyRequests = (message: string) => new HubError(429, 'TooManyRequests', message);
+
+/** Another process (a sqlite3 shell, a backup) held the write lock for longer than the hub waits. */
+export const databaseBusy = () =>
+  new HubError(
+    503,
+    'DatabaseBusy',
+    'The database is locked by another process.',
+    'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
+  );

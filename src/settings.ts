@@ -34,6 +34,8 @@ export interface HubOptions {
   downloadTimeoutMs: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (auth failure slowdown). */
   trustProxy: boolean;
+  /** How long writes wait, without blocking the hub, while another process holds the database's write lock. */
+  lockWaitMs: number;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -59,6 +61,7 @@ const envSchema = z.object({
   HUB_PACKAGE_MAX_UNPACKED_BYTES: integer(1024).default(200 * 1024 * 1024),
   HUB_DOWNLOAD_TIMEOUT_MS: integer(100).default(30_000),
   HUB_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  HUB_LOCK_WAIT_MS: integer(0).default(10_000),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -82,6 +85,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     maxPackageUnpackedBytes: 200 * 1024 * 1024,
     downloadTimeoutMs: 30_000,
     trustProxy: false,
+    lockWaitMs: 10_000,
     ...overrides,
   };
 }
@@ -116,5 +120,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     maxPackageUnpackedBytes: e.HUB_PACKAGE_MAX_UNPACKED_BYTES,
     downloadTimeoutMs: e.HUB_DOWNLOAD_TIMEOUT_MS,
     trustProxy: e.HUB_TRUST_PROXY === 'true',
+    lockWaitMs: e.HUB_LOCK_WAIT_MS,
   });
 }

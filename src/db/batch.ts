@@ -7,7 +7,9 @@
  * transaction on the same connection.
  */
 import type Sqlite from 'better-sqlite3';
+import { databaseBusy } from '../errors.js';
 import type { Db } from './open.js';
+import { isDatabaseBusy } from './open.js';
 
 interface Job {
   work: () => unknown;
@@ -22,6 +24,9 @@ class PieceFailed extends Error {
   }
 }
 
+/** Pause between attempts while another process holds the write lock. */
+const LOCK_RETRY_MS = 50;
+
 export class TransactionBatcher {
   private queue: Job[] = [];
   private scheduled = false;
@@ -33,9 +38,14 @@ export class TransactionBatcher {
   private readonly release;
   private readonly rollbackToSavepoint;
 
+  /** When the current wait for another process's write lock began. */
+  private busySince: number | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly sqlite: Sqlite.Database,
+    /** How long a batch waits for another process's write lock before its pieces fail with 503. */
+    private readonly lockWaitMs = 10_000,
     /** Told the COMMIT's duration and how many pieces it carried, after every batch that committed. */
     private readonly committed: (commitMs: number, pieces: number) => void = () => {},
     private readonly maxBatch = 4096,
@@ -57,7 +67,8 @@ export class TransactionBatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    // While waiting for the lock, the retry timer flushes whatever has queued meanwhile.
+    if (this.scheduled || this.busySince !== undefined) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -91,10 +102,34 @@ export class TransactionBatcher {
       });
     } catch (error) {
       // The transaction itself failed: nothing of this batch is stored.
+      if (isDatabaseBusy(error)) return this.waitForLock(jobs);
       jobs.forEach((job) => job.reject(error));
       return;
     }
+    if (this.busySince !== undefined) {
+      this.busySince = undefined;
+      if (this.queue.length > 0) this.schedule();
+    }
     jobs.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
+  }
+
+  /**
+   * Another process holds the write lock (BEGIN IMMEDIATE found it taken, so nothing ran): the jobs go
+   * back to the head of the queue and the batch tries again shortly, the event loop free meanwhile.
+   * Past `lockWaitMs` they fail with 503 and the next batch starts a fresh wait.
+   */
+  private waitForLock(jobs: Job[]): void {
+    const now = Date.now();
+    this.busySince ??= now;
+    if (now - this.busySince >= this.lockWaitMs) {
+      this.busySince = undefined;
+      const error = databaseBusy();
+      jobs.forEach((job) => job.reject(error));
+      if (this.queue.length > 0) this.schedule();
+      return;
+    }
+    this.queue.unshift(...jobs);
+    setTimeout(() => void this.flush(), LOCK_RETRY_MS);
   }
 
   private inTransaction<T extends unknown[]>(work: () => T): T {

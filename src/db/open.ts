@@ -35,6 +35,14 @@ function withStatementCache(sqlite: Sqlite.Database) {
   };
 }
 
+const BUSY_TIMEOUT_MS = 50;
+
+/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes). */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
 export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void): OpenedDatabase {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -42,8 +50,10 @@ export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
-  // A person poking at the file with the sqlite3 CLI may hold a lock for a moment: wait, do not fail.
-  sqlite.pragma('busy_timeout = 5000');
+  // A person poking at the file with the sqlite3 CLI may hold the write lock. better-sqlite3 waits
+  // synchronously, stalling every request, so the wait here is short: group-committed writes then
+  // wait on asynchronously (db/batch.ts), other writes answer 503 (isDatabaseBusy).
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     log: onCommit

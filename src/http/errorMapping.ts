@@ -1,7 +1,8 @@
 /** The one place where errors become responses: `{Message, MessageDetail}` with the right status. */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { HubError } from '../errors.js';
+import { databaseBusy, HubError } from '../errors.js';
+import { isDatabaseBusy } from '../db/open.js';
 import { ConfigurationError } from '../config/validate.js';
 
 export interface ErrorBody {
@@ -25,6 +26,7 @@ export function errorMapping(logger: Logger): Middleware {
       let status: number;
       let body: ErrorBody;
       const fromClient = clientStatus(error);
+      if (isDatabaseBusy(error)) error = databaseBusy();
       if (error instanceof HubError) {
         status = error.status;
         body = { Message: error.message, ...(error.detail ? { MessageDetail: error.detail } : {}) };
@@ -45,6 +47,7 @@ export function errorMapping(logger: Logger): Middleware {
       ctx.body = body;
       // Errors must not leave a half-parsed request body on a keep-alive connection.
       if (status === 413) ctx.set('Connection', 'close');
+      if (status === 503) ctx.set('Retry-After', '1');
     }
   };
 }
