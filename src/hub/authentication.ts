@@ -1,5 +1,6 @@
 /** Turns the three authentication values into a Caller, or nothing: the HTTP layer answers 403. */
 import { timingSafeEqual } from 'node:crypto';
+import type { Credential } from '../config/model.js';
 import type { Caller, InterfaceName } from './caller.js';
 import type { Configuration } from './configuration.js';
 
@@ -9,10 +10,15 @@ export interface Credentials {
   accessKey?: string;
 }
 
-function sameKey(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+// Credentials are replaced whole when the configuration changes, so their bytes can be kept per object.
+const keyBytes = new WeakMap<Credential, Buffer>();
+
+/** Compares a given key with a credential's in constant time (for keys of the same length). */
+function isKeyOf(credential: Credential, given: string): boolean {
+  let expected = keyBytes.get(credential);
+  if (!expected) keyBytes.set(credential, (expected = Buffer.from(credential.accessKey)));
+  const bytes = Buffer.from(given);
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
 }
 
 export function authenticate(
@@ -26,7 +32,7 @@ export function authenticate(
     const ref = configuration.instance(sentinelName, packageName);
     if (!ref || !ref.instance.enable) return undefined;
     const credential = configuration.instanceCredential(ref);
-    if (!credential?.enable || !sameKey(credential.accessKey, accessKey)) return undefined;
+    if (!credential?.enable || !isKeyOf(credential, accessKey)) return undefined;
     return { interfaceName, sentinelName, packageName, friendlyName: `${sentinelName}/${packageName}`, credential };
   }
 

@@ -18,7 +18,11 @@ export interface InstanceRef {
 
 export class Configuration {
   private config: HubConfiguration;
+  // Lookups for every authenticated request, rebuilt whenever the configuration is swapped: O(1)
+  // however many sentinels and instances, and no objects built per request.
   private byKey = new Map<string, Credential>();
+  private byName = new Map<string, Credential>();
+  private bySentinel = new Map<string, { sentinel: Sentinel; instances: Map<string, InstanceRef> }>();
 
   constructor(
     private readonly db: Db,
@@ -69,6 +73,13 @@ export class Configuration {
 
   private index(): void {
     this.byKey = new Map(this.config.credentials.map((c) => [c.accessKey, c]));
+    this.byName = new Map(this.config.credentials.map((c) => [c.name, c]));
+    this.bySentinel = new Map(
+      this.config.sentinels.map((sentinel) => [
+        sentinel.name,
+        { sentinel, instances: new Map(sentinel.packages.map((instance) => [instance.name, { sentinel, instance }])) },
+      ]),
+    );
   }
 
   credentialByKey(accessKey: string): Credential | undefined {
@@ -76,17 +87,15 @@ export class Configuration {
   }
 
   credential(name: string): Credential | undefined {
-    return this.config.credentials.find((c) => c.name === name);
+    return this.byName.get(name);
   }
 
   sentinel(name: string): Sentinel | undefined {
-    return this.config.sentinels.find((s) => s.name === name);
+    return this.bySentinel.get(name)?.sentinel;
   }
 
   instance(sentinelName: string, instanceName: string): InstanceRef | undefined {
-    const sentinel = this.sentinel(sentinelName);
-    const instance = sentinel?.packages.find((p) => p.name === instanceName);
-    return sentinel && instance ? { sentinel, instance } : undefined;
+    return this.bySentinel.get(sentinelName)?.instances.get(instanceName);
   }
 
   /** The credential an instance authenticates with: its own, else its sentinel's. */
