@@ -2,9 +2,9 @@
  * Group commit. Work submitted during one turn of the event loop runs in one SQLite transaction; every
  * promise settles only after the COMMIT. Pieces must touch nothing but the database (they may run
  * twice): should one throw, the batch rolls back and runs again with a savepoint per piece, so a
- * failing piece rolls back and rejects alone. One commit then pays for many pushes, sends and polls, and wake-ups go out
- * together. The batch holds Kysely's connection while it runs, so it never interleaves with a Kysely
- * transaction on the same connection.
+ * failing piece rolls back and rejects alone. One commit then pays for many pushes, sends and polls,
+ * and wake-ups go out together. A batch never interleaves with a Kysely transaction on the same
+ * connection: while one is open, the batch waits for Kysely's connection.
  */
 import type Sqlite from 'better-sqlite3';
 import { databaseBusy } from '../errors.js';
@@ -15,6 +15,11 @@ interface Job {
   work: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+interface Outcome {
+  ok: boolean;
+  value: unknown;
 }
 
 /** A piece of work threw: the batch is retried with savepoints. */
@@ -80,26 +85,14 @@ export class TransactionBatcher {
     const jobs = this.queue.splice(0, this.maxBatch);
     if (jobs.length === 0) return;
     if (this.queue.length > 0) this.schedule();
-    let outcomes: { ok: boolean; value: unknown }[] = [];
+    let outcomes: Outcome[];
     try {
-      await this.db.connection().execute(async () => {
-        // Fast path: no savepoints. Should any piece fail, the whole batch rolls back and runs again
-        // with one savepoint per piece, so the failure stays its own.
-        outcomes = this.inTransaction(() =>
-          jobs.map((job) => {
-            try {
-              return { ok: true, value: job.work() };
-            } catch (error) {
-              throw new PieceFailed(error);
-            }
-          }),
-        );
-      }).catch(async (error: unknown) => {
-        if (!(error instanceof PieceFailed)) throw error;
-        await this.db.connection().execute(async () => {
-          outcomes = this.inTransaction(() => jobs.map((job) => this.runJob(job)));
-        });
-      });
+      // A Kysely transaction still open on the connection (it awaits between its statements) must end
+      // first: Kysely's connection mutex orders the batch after it. Otherwise the batch runs here and
+      // now, synchronously, so nothing can come between its BEGIN and its COMMIT.
+      outcomes = this.sqlite.inTransaction
+        ? await this.db.connection().execute(async () => this.runBatch(jobs))
+        : this.runBatch(jobs);
     } catch (error) {
       // The transaction itself failed: nothing of this batch is stored.
       if (isDatabaseBusy(error)) return this.waitForLock(jobs);
@@ -111,6 +104,27 @@ export class TransactionBatcher {
       if (this.queue.length > 0) this.schedule();
     }
     jobs.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
+  }
+
+  /**
+   * All jobs in one transaction without savepoints. Should a piece fail, the whole batch rolls back
+   * and runs again with one savepoint per piece, so the failure stays its own.
+   */
+  private runBatch(jobs: Job[]): Outcome[] {
+    try {
+      return this.inTransaction(() =>
+        jobs.map((job) => {
+          try {
+            return { ok: true, value: job.work() };
+          } catch (error) {
+            throw new PieceFailed(error);
+          }
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof PieceFailed)) throw error;
+      return this.inTransaction(() => jobs.map((job) => this.runJob(job)));
+    }
   }
 
   /**
@@ -147,7 +161,7 @@ export class TransactionBatcher {
   }
 
   /** One job in its own savepoint: its failure undoes only its own writes. */
-  private runJob(job: Job): { ok: boolean; value: unknown } {
+  private runJob(job: Job): Outcome {
     this.savepoint.run();
     try {
       const value = job.work();
