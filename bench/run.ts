@@ -131,8 +131,20 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
   }));
 }
 
+/** The soft open-file limit of this process (and of the hubs it starts, which inherit it). */
+function openFileLimit(): number {
+  const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+  const soft = line?.split(/\s{2,}/)[1];
+  return soft === undefined || soft === 'unlimited' ? Infinity : Number(soft);
+}
+
 async function wakeUpLatency(n: number, target: number): Promise<void> {
   const scenario = `2. wake-up latency, ${n} pollers`;
+  const needed = n + 500;
+  if (openFileLimit() < needed) {
+    record({ scenario, measure: 'skipped', value: openFileLimit(), unit: 'open files allowed', note: `needs ${needed}: raise the hard limit (ulimit -Hn) and run again` });
+    return;
+  }
   const hub = await startHubProcess();
   const ids: string[] = new Array(n);
   await inParallel([...Array(n).keys()], 64, async (i) => {

@@ -84,7 +84,7 @@ const pools = new Map<string, Pool>();
  * as each real device has its own. undici, because a thousand simulated subscribers share this one
  * process: Node's http client spent ~40 µs per response here, which fan-out would charge to the hub.
  */
-export const device = (origin: string): Client => new Client(origin, { pipelining: 1 });
+export const device = (origin: string): Client => new Client(origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
 
 /** A GET (through `via`, else a shared pool); resolves with status and body. */
 export async function httpGet(url: string, via?: Dispatcher): Promise<{ status: number; body: string }> {
