@@ -3,7 +3,7 @@
  * loopback HTTP with keep-alive connections, prints a table, and writes docs/benchmarks.json and
  * docs/benchmarks.md. On a shared 2-core machine only ratios against baselines measured in the same run
  * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything;
- * BENCH_ONLY=push,wakeup,fanout,messages runs some scenarios and leaves the docs alone.
+ * BENCH_ONLY=push,wakeup,fanout,messages,storm runs some scenarios and leaves the docs alone.
  */
 import autocannon from 'autocannon';
 import Sqlite from 'better-sqlite3';
@@ -248,6 +248,24 @@ async function messageThroughput(): Promise<void> {
   await hub.stop();
 }
 
+/**
+ * Every device at once, as after a hub restart or a power cut: n new callers subscribe concurrently.
+ * Each is a caller record and a subscription transaction queued on the one SQLite connection.
+ */
+async function subscribeStorm(n: number): Promise<void> {
+  const scenario = `6. ${n} devices subscribe at once`;
+  const hub = await startHubProcess();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const { status } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`Storm${i}`)}`);
+      if (status !== 200) throw new Error(`subscribe answered ${status}`);
+    }),
+  );
+  record({ scenario, measure: 'until every device has its subscription', value: Math.round(performance.now() - started), unit: 'ms' });
+  await hub.stop();
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   console.log(`hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`);
@@ -258,6 +276,7 @@ async function main(): Promise<void> {
   if (runs('wakeup')) await wakeUpLatency(QUICK ? 2000 : 10_000, 25);
   if (runs('fanout')) await fanOut(1000);
   if (runs('messages')) await messageThroughput();
+  if (runs('storm')) await subscribeStorm(QUICK ? 500 : 2000);
   if (only) {
     console.log('\nBENCH_ONLY run: docs/benchmarks.* left as they were');
     process.exit(0);

@@ -62,6 +62,9 @@ function loadConfiguration(options: HubOptions) {
   return { config, generatedAdminKey };
 }
 
+/** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
+const LISTEN_BACKLOG = 4096;
+
 export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
   const { config, generatedAdminKey } = loadConfiguration(options);
   fs.mkdirSync(options.dataDir, { recursive: true });
@@ -153,7 +156,9 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const address = listenAddress(configuration.current.listenUris, { host: options.host, port: options.port });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(address.port, address.host, () => {
+    // After a restart or a power cut every device reconnects at once: Node's default accept queue (511)
+    // would drop the rest of the SYNs and make those devices wait out a one-second retransmit.
+    server.listen({ port: address.port, host: address.host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

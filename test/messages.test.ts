@@ -36,6 +36,21 @@ async function recipients(h: Hub, sender: Identity, scope: string, args: string[
   return got.sort();
 }
 
+describe('callers', () => {
+  it("gives a new caller's concurrent first requests one ConnectionId", async () => {
+    const h = await hub();
+    const storm = consumer('Storm');
+    const ids = await Promise.all(Array.from({ length: 40 }, () => subscribe(h, storm)));
+    expect(new Set(ids).size).toBe(40);
+    const owners = h.database.sqlite
+      .prepare(`select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`)
+      .pluck()
+      .all(JSON.stringify(ids));
+    expect(owners).toHaveLength(1);
+    expect(h.database.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get()).toBe(1);
+  });
+});
+
 describe('scopes', () => {
   it.each([
     ['All (sender included)', app, 'All', [], ['Consumer/App', 'Consumer/Dashboard', 'S1/P1', 'S1/P2', 'S2/P1']],

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import type { Migration, MigrationProvider } from 'kysely';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
+import { QueuedSqliteDialect } from './queuedDialect.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -55,7 +56,7 @@ export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (
   // wait on asynchronously (db/batch.ts), other writes answer 503 (isDatabaseBusy).
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }),
     log: onCommit
       ? (event) => {
           if (event.level === 'query' && event.query.sql === 'commit') onCommit(event.queryDurationMillis);

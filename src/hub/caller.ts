@@ -23,6 +23,7 @@ export const isPackageCaller = (caller: Caller) => caller.interfaceName === 'pla
 /** Gives each caller identity a GUID that stays the same across requests and restarts. */
 export class CallerDirectory {
   private readonly ids = new Map<string, string>();
+  private readonly recording = new Map<string, Promise<string>>();
 
   constructor(private readonly db: Db) {}
 
@@ -35,9 +36,20 @@ export class CallerDirectory {
     return row?.connection_id;
   }
 
-  async connectionId(caller: Caller): Promise<string> {
+  /** The caller's ConnectionId, recorded on first sight. */
+  connectionId(caller: Caller): Promise<string> {
     const known = this.ids.get(caller.friendlyName);
-    if (known) return known;
+    if (known) return Promise.resolve(known);
+    // A device's first requests may come many at once: they share one lookup instead of racing.
+    let pending = this.recording.get(caller.friendlyName);
+    if (!pending) {
+      pending = this.record(caller).finally(() => this.recording.delete(caller.friendlyName));
+      this.recording.set(caller.friendlyName, pending);
+    }
+    return pending;
+  }
+
+  private async record(caller: Caller): Promise<string> {
     let row = await findCaller(this.db, caller.friendlyName);
     if (!row) {
       await insertCaller(this.db, {
