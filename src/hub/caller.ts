@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Credential } from '../config/model.js';
 import type { Db } from '../db/open.js';
-import { findCaller, insertCaller } from '../store/callers.js';
+import { findCaller, recordCaller } from '../store/callers.js';
 
 export type InterfaceName = 'consumer' | 'platform' | 'management';
 
@@ -50,20 +50,15 @@ export class CallerDirectory {
   }
 
   private async record(caller: Caller): Promise<string> {
-    let row = await findCaller(this.db, caller.friendlyName);
-    if (!row) {
-      await insertCaller(this.db, {
-        connection_id: randomUUID(),
-        friendly_name: caller.friendlyName,
-        kind: isPackageCaller(caller) ? 'package' : 'consumer',
-        sentinel_name: caller.sentinelName,
-        package_name: caller.packageName,
-        first_seen_ms: Date.now(),
-      });
-      row = await findCaller(this.db, caller.friendlyName);
-    }
-    if (!row) throw new Error(`caller ${caller.friendlyName} could not be recorded`);
-    this.ids.set(caller.friendlyName, row.connection_id);
-    return row.connection_id;
+    const connectionId = await recordCaller(this.db, {
+      connection_id: randomUUID(),
+      friendly_name: caller.friendlyName,
+      kind: isPackageCaller(caller) ? 'package' : 'consumer',
+      sentinel_name: caller.sentinelName,
+      package_name: caller.packageName,
+      first_seen_ms: Date.now(),
+    });
+    this.ids.set(caller.friendlyName, connectionId);
+    return connectionId;
   }
 }
