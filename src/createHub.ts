@@ -98,7 +98,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     metrics?.batchSize.observe(pieces);
   });
   const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
-  const subscriptions = new Subscriptions(db, batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
+  const subscriptions = new Subscriptions(batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
   const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { droppedMessages: 0 };
   const messages = new Messages(batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {

@@ -2,7 +2,6 @@
 import { badRequest, HubError } from '../errors.js';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { MessageStatements } from '../store/messageStatements.js';
-import { joinMessageGroup } from '../store/subscriptions.js';
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
@@ -78,14 +77,14 @@ export class Messages {
   }
 
   async subscribe(caller: Caller, requestedId: string | undefined): Promise<string> {
-    return this.subscriptions.open(caller, 'messages', requestedId, async (_trx, id) => id);
+    return this.subscriptions.open(caller, 'messages', requestedId, (id) => id);
   }
 
   async joinGroup(caller: Caller, group: string, requestedId: string | undefined): Promise<string> {
     const refusal = groupRefusal(caller.credential, group);
     if (refusal) throw new HubError(403, 'GroupNotAuthorized', 'Joining this group is not authorized.', refusal);
-    return this.subscriptions.open(caller, 'messages', requestedId, async (trx, id) => {
-      await joinMessageGroup(trx, id, group);
+    return this.subscriptions.open(caller, 'messages', requestedId, (id) => {
+      this.statements.joinGroup(id, group);
       return id;
     });
   }

@@ -1,10 +1,9 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
 import type { Db } from '../db/open.js';
 import type { TransactionBatcher } from '../db/batch.js';
-import { queryStateObjects, recordCurrentObjects } from '../store/stateObjects.js';
+import { queryStateObjects } from '../store/stateObjects.js';
 import type { StateObjectStatements } from '../store/stateObjectStatements.js';
 import type { StateObjectGlobs } from '../store/stateObjects.js';
-import { addStateObjectFilter } from '../store/subscriptions.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
@@ -110,11 +109,11 @@ export class StateObjects {
   /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */
   async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
     const globs = globsOf(filter);
-    const { id, woken } = await this.subscriptions.open(caller, 'state_objects', requestedId, async (trx, subscriptionId) => {
-      const added = await addStateObjectFilter(trx, subscriptionId, globs, hasWildcard(filter.name) ? null : filter.name);
-      if (added) await recordCurrentObjects(trx, subscriptionId, globs);
-      return { id: subscriptionId, woken: added };
-    });
+    const exactName = hasWildcard(filter.name) ? null : filter.name;
+    const { id, woken } = await this.subscriptions.open(caller, 'state_objects', requestedId, (subscriptionId) => ({
+      id: subscriptionId,
+      woken: this.statements.addFilter(subscriptionId, globs, exactName),
+    }));
     if (woken) this.notifier.wake([id]);
     return id;
   }

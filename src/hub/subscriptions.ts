@@ -1,11 +1,9 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
 import { randomUUID } from 'node:crypto';
 import type { SubscriptionRow } from '../db/schema.js';
-import type { Db } from '../db/open.js';
 import { badRequest, subscriptionLost } from '../errors.js';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { SubscriptionStatements } from '../store/subscriptions.js';
-import { findSubscription, insertSubscription, touchSubscription } from '../store/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll, PollAborted } from './longPoll.js';
 import type { Notifier } from './notifier.js';
@@ -19,7 +17,6 @@ export const isGuid = (text: string) => GUID.test(text);
 
 export class Subscriptions {
   constructor(
-    private readonly db: Db,
     private readonly batcher: TransactionBatcher,
     private readonly statements: SubscriptionStatements,
     private readonly callers: CallerDirectory,
@@ -32,49 +29,38 @@ export class Subscriptions {
   }
 
   /**
-   * Runs `work` in one transaction with the id to use: the caller's own subscription when
-   * `requestedId` is one; the same id re-created empty when it is unknown (it expired); a new id otherwise.
+   * Runs `work` in one group-commit transaction with the id to use: the caller's own subscription when
+   * `requestedId` is one; the same id re-created empty when it is unknown (it expired); a new id
+   * otherwise. Like every batch piece, `work` only touches the database and may run twice.
    */
-  async open<T>(
-    caller: Caller,
-    kind: SubscriptionKind,
-    requestedId: string | undefined,
-    work: (trx: Db, id: string) => Promise<T>,
-  ): Promise<T> {
+  async open<T>(caller: Caller, kind: SubscriptionKind, requestedId: string | undefined, work: (id: string) => T): Promise<T> {
     if (requestedId !== undefined && !isGuid(requestedId)) {
       throw badRequest('InvalidSubscriptionId', `subscriptionId '${requestedId}' is not a GUID.`);
     }
-    // Resolved before the transaction: Kysely's SQLite driver has one connection, a nested use would wait forever.
     const connectionId = await this.callers.connectionId(caller);
-    return this.db.transaction().execute(async (trx) => work(trx, await this.choose(trx, caller, connectionId, kind, requestedId)));
+    return this.batcher.run(() => work(this.choose(caller, connectionId, kind, requestedId)));
   }
 
-  private async choose(
-    trx: Db,
-    caller: Caller,
-    connectionId: string,
-    kind: SubscriptionKind,
-    requestedId: string | undefined,
-  ): Promise<string> {
+  private choose(caller: Caller, connectionId: string, kind: SubscriptionKind, requestedId: string | undefined): string {
     const now = Date.now();
     if (requestedId) {
-      const row = await findSubscription(trx, requestedId);
+      const row = this.statements.find(requestedId);
       if (row && this.owns(row, connectionId, caller, kind)) {
-        await touchSubscription(trx, row.id, now);
+        this.statements.touched(row.id, now);
         return row.id;
       }
       if (!row) {
-        await this.insert(trx, requestedId, kind, connectionId, caller, now);
+        this.insert(requestedId, kind, connectionId, caller, now);
         return requestedId;
       }
     }
     const id = randomUUID();
-    await this.insert(trx, id, kind, connectionId, caller, now);
+    this.insert(id, kind, connectionId, caller, now);
     return id;
   }
 
-  private insert(trx: Db, id: string, kind: SubscriptionKind, owner: string, caller: Caller, now: number) {
-    return insertSubscription(trx, {
+  private insert(id: string, kind: SubscriptionKind, owner: string, caller: Caller, now: number): void {
+    this.statements.insert({
       id,
       kind,
       owner_connection_id: owner,

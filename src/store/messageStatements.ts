@@ -29,6 +29,7 @@ export class MessageStatements {
   private readonly selectQueueHead;
   private readonly deleteDelivered;
   private readonly deleteOrphans;
+  private readonly insertMember;
 
   constructor(db: Db, sqlite: Sqlite.Database) {
     this.insertMessage = prepareQuery<NewMessage, { id: number }>(sqlite, (p) =>
@@ -112,6 +113,13 @@ export class MessageStatements {
       db.deleteFrom('message_deliveries').where('subscription_id', '=', p.subscription).where('id', '<=', p.upTo),
     );
 
+    this.insertMember = prepareQuery<{ subscription: string; group: string }>(sqlite, (p) =>
+      db
+        .insertInto('message_group_members')
+        .values({ subscription_id: p.subscription, group_name: p.group })
+        .onConflict((oc) => oc.doNothing()),
+    );
+
     this.deleteOrphans = prepareQuery<{ ids: string }>(sqlite, (p) =>
       db
         .deleteFrom('messages')
@@ -150,6 +158,11 @@ export class MessageStatements {
       dropped += this.dropOldest.run({ subscription: sub.id, count: sub.queued_messages - limit }).changes;
     }
     return dropped;
+  }
+
+  /** Makes a message subscription a member of a group (once). */
+  joinGroup(subscriptionId: string, group: string): void {
+    this.insertMember.run({ subscription: subscriptionId, group });
   }
 
   /** Reads and removes the oldest `limit` (0 = all) messages queued for a subscription. */

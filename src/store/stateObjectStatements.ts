@@ -9,7 +9,7 @@ import type { Db } from '../db/open.js';
 import type { Params } from '../db/prepared.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { Database, NewStateObjectRow, StateObjectRow } from '../db/schema.js';
-import type { StateObjectChange, StateObjectKey } from './stateObjects.js';
+import type { StateObjectChange, StateObjectGlobs, StateObjectKey } from './stateObjects.js';
 
 type ChangeParams = { sentinel: string; package: string; name: string; type: string };
 
@@ -22,6 +22,9 @@ export class StateObjectStatements {
   private readonly deleteChanges;
   private readonly deleteMatching;
   private readonly expire;
+  private readonly findFilter;
+  private readonly insertFilter;
+  private readonly queueCurrent;
 
   constructor(db: Db, sqlite: Sqlite.Database) {
     this.upsertRow = prepareQuery<Required<Omit<NewStateObjectRow, 'expiry_announced'>>>(sqlite, (p) =>
@@ -144,6 +147,43 @@ export class StateObjectStatements {
           .returning(['name', 'type']),
     );
 
+    type FilterParams = { subscription: string; sentinel: string; package: string; name: string; type: string };
+    this.findFilter = prepareQuery<FilterParams, { id: number }>(sqlite, (p) =>
+      db
+        .selectFrom('state_object_filters')
+        .select('id')
+        .where('subscription_id', '=', p.subscription)
+        .where('sentinel_glob', '=', p.sentinel)
+        .where('package_glob', '=', p.package)
+        .where('name_glob', '=', p.name)
+        .where('type_glob', '=', p.type),
+    );
+    this.insertFilter = prepareQuery<FilterParams & { exactName: string | null }>(sqlite, (p) =>
+      db.insertInto('state_object_filters').values({
+        subscription_id: p.subscription,
+        sentinel_glob: p.sentinel,
+        package_glob: p.package,
+        name_glob: p.name,
+        type_glob: p.type,
+        exact_name: p.exactName,
+      }),
+    );
+    this.queueCurrent = prepareQuery<FilterParams>(sqlite, (p) =>
+      db
+        .insertInto('state_object_changes')
+        .columns(['subscription_id', 'sentinel_name', 'package_name', 'name', 'type', 'is_deleted'])
+        .expression((eb) =>
+          eb
+            .selectFrom('state_objects')
+            .select([eb.val(p.subscription).as('subscription_id'), 'sentinel_name', 'package_name', 'name', 'type', eb.val(0).as('is_deleted')])
+            .where(sql<boolean>`sentinel_name glob ${p.sentinel}`)
+            .where(sql<boolean>`package_name glob ${p.package}`)
+            .where(sql<boolean>`name glob ${p.name}`)
+            .where(sql<boolean>`type glob ${p.type}`),
+        )
+        .onConflict((oc) => oc.columns(['subscription_id', 'sentinel_name', 'package_name', 'name']).doUpdateSet({ is_deleted: 0 })),
+    );
+
     this.expire = prepareQuery<{ now: number }, { sentinel_name: string; package_name: string; name: string; type: string }>(
       sqlite,
       (p) =>
@@ -172,6 +212,18 @@ export class StateObjectStatements {
   /** Deletes the producer's objects matching the name and type GLOBs; returns what was deleted. */
   deleteObjects(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }) {
     return this.deleteMatching.all({ sentinel: producer.sentinelName, package: producer.packageName, ...globs });
+  }
+
+  /**
+   * Adds a filter to a subscription unless it has exactly that one already, and then queues every
+   * existing object it matches (the first poll shows current values). True when added.
+   */
+  addFilter(subscription: string, globs: StateObjectGlobs, exactName: string | null): boolean {
+    const filter = { subscription, ...globs };
+    if (this.findFilter.get(filter)) return false;
+    this.insertFilter.run({ ...filter, exactName });
+    this.queueCurrent.run(filter);
+    return true;
   }
 
   /** Marks objects whose lifetime ran out as announced and returns them. */

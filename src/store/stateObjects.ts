@@ -40,33 +40,6 @@ export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): 
     .execute();
 }
 
-/** Queues every existing object matching `globs` for a subscription (its first poll shows them). */
-export async function recordCurrentObjects(db: Executor, subscriptionId: string, globs: StateObjectGlobs): Promise<void> {
-  await db
-    .insertInto('state_object_changes')
-    .columns(['subscription_id', 'sentinel_name', 'package_name', 'name', 'type', 'is_deleted'])
-    .expression((eb) =>
-      eb
-        .selectFrom('state_objects')
-        .select([
-          eb.val(subscriptionId).as('subscription_id'),
-          'sentinel_name',
-          'package_name',
-          'name',
-          'type',
-          eb.val(0).as('is_deleted'),
-        ])
-        .where(sql<boolean>`sentinel_name glob ${globs.sentinel}`)
-        .where(sql<boolean>`package_name glob ${globs.package}`)
-        .where(sql<boolean>`name glob ${globs.name}`)
-        .where(sql<boolean>`type glob ${globs.type}`),
-    )
-    .onConflict((oc) =>
-      oc.columns(['subscription_id', 'sentinel_name', 'package_name', 'name']).doUpdateSet({ is_deleted: 0 }),
-    )
-    .execute();
-}
-
 export async function nextExpiry(db: Executor): Promise<number | undefined> {
   const row = await db
     .selectFrom('state_objects')
