@@ -1,4 +1,4 @@
-/** Router middleware: only authenticated callers reach an interface's actions. */
+/** Interface middleware (app.ts mounts it before routing and body reading): only authenticated callers reach an interface's actions. */
 import type { Context, Middleware } from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { forbidden } from '../errors.js';

@@ -22,15 +22,17 @@ export function errorMapping(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-    } catch (error) {
+    } catch (thrown) {
       let status: number;
       let body: ErrorBody;
+      // SQLITE_BUSY reaches here from writes outside the group commit (which waits longer by itself).
+      const error = isDatabaseBusy(thrown) ? databaseBusy() : thrown;
       const fromClient = clientStatus(error);
-      if (isDatabaseBusy(error)) error = databaseBusy();
       if (error instanceof HubError) {
         status = error.status;
         body = { Message: error.message, ...(error.detail ? { MessageDetail: error.detail } : {}) };
-        if (status >= 500 && error.code !== 'SubscriptionNotFound') logger.error({ err: error, reqId: ctx.state.requestId }, error.message);
+        if (error.code === 'DatabaseBusy') logger.warn({ reqId: ctx.state.requestId }, error.message);
+        else if (status >= 500 && error.code !== 'SubscriptionNotFound') logger.error({ err: error, reqId: ctx.state.requestId }, error.message);
       } else if (error instanceof ConfigurationError) {
         status = 400;
         body = { Message: 'The configuration is not valid.', MessageDetail: error.message };
