@@ -25,6 +25,12 @@ import type { Messages } from './messages.js';
 
 export const SETTINGS_UPDATED_KEY = '__SettingsUpdated';
 
+// Lookups in one given configuration: a draft being changed, or the result a change returned (the
+// live Configuration may already hold a later change by the time the caller reads it).
+const sentinelIn = (config: HubConfiguration, name: string) => config.sentinels.find((s) => s.name === name);
+const instanceIn = (sentinel: Sentinel | undefined, name: string) => sentinel?.packages.find((p) => p.name === name);
+const credentialIn = (config: HubConfiguration, name: string) => config.credentials.find((c) => c.name === name);
+
 export interface InstanceInput {
   Name: string;
   PackageFile?: string | null;
@@ -135,11 +141,11 @@ export class Management {
   private async updateInstance(sentinelName: string, instanceName: string, change: (p: PackageInstance) => void) {
     this.requireInstance(sentinelName, instanceName);
     const next = await this.configuration.update((draft) => {
-      const instance = draft.sentinels.find((s) => s.name === sentinelName)?.packages.find((p) => p.name === instanceName);
+      const instance = instanceIn(sentinelIn(draft, sentinelName), instanceName);
       if (instance) change(instance);
     });
-    const sentinel = next.sentinels.find((s) => s.name === sentinelName) as Sentinel;
-    return { sentinel, instance: sentinel.packages.find((p) => p.name === instanceName) as PackageInstance };
+    const sentinel = sentinelIn(next, sentinelName) as Sentinel;
+    return { sentinel, instance: instanceIn(sentinel, instanceName) as PackageInstance };
   }
 
   // ---- license ----
@@ -174,11 +180,11 @@ export class Management {
   async upsertSentinel(name: string, credential: string) {
     if (!this.configuration.sentinel(name)) await this.checkLimit('sentinels', this.config.sentinels.length + 1);
     const next = await this.configuration.update((draft) => {
-      const existing = draft.sentinels.find((s) => s.name === name);
+      const existing = sentinelIn(draft, name);
       if (existing) existing.credential = credential;
       else draft.sentinels.push({ name, credential, packages: [] });
     });
-    return sentinelRecord(next.sentinels.find((s) => s.name === name) as Sentinel);
+    return sentinelRecord(sentinelIn(next, name) as Sentinel);
   }
 
   async deleteSentinel(name: string): Promise<void> {
@@ -207,8 +213,8 @@ export class Management {
       await this.checkLimit('instances', count + 1);
     }
     const next = await this.configuration.update((draft) => {
-      const sentinel = draft.sentinels.find((s) => s.name === sentinelName) as Sentinel;
-      let instance = sentinel.packages.find((p) => p.name === input.Name);
+      const sentinel = sentinelIn(draft, sentinelName) as Sentinel;
+      let instance = instanceIn(sentinel, input.Name);
       if (!instance) {
         instance = { name: input.Name, enable: true, autoStart: true, settings: [], imports: [], groups: [] };
         sentinel.packages.push(instance);
@@ -221,14 +227,14 @@ export class Management {
         instance.credential = input.Credential && input.Credential !== sentinel.credential ? input.Credential : undefined;
       }
     });
-    const sentinel = next.sentinels.find((s) => s.name === sentinelName) as Sentinel;
-    return instanceRecord(sentinel, sentinel.packages.find((p) => p.name === input.Name) as PackageInstance, this.repository);
+    const sentinel = sentinelIn(next, sentinelName) as Sentinel;
+    return instanceRecord(sentinel, instanceIn(sentinel, input.Name) as PackageInstance, this.repository);
   }
 
   async deleteInstance(sentinelName: string, instanceName: string): Promise<void> {
     this.requireInstance(sentinelName, instanceName);
     await this.configuration.update((draft) => {
-      const sentinel = draft.sentinels.find((s) => s.name === sentinelName) as Sentinel;
+      const sentinel = sentinelIn(draft, sentinelName) as Sentinel;
       sentinel.packages = sentinel.packages.filter((p) => p.name !== instanceName);
     });
   }
@@ -287,7 +293,7 @@ export class Management {
 
   async upsertCredential(input: CredentialInput) {
     const next = await this.configuration.update((draft) => {
-      let credential = draft.credentials.find((c) => c.name === input.Name);
+      let credential = credentialIn(draft, input.Name);
       if (!credential) {
         credential = {
           name: input.Name,
@@ -307,7 +313,7 @@ export class Management {
       if (input.EnableDeveloperAccess != null) credential.enableDeveloperAccess = input.EnableDeveloperAccess;
       this.keepManagementAccess(draft);
     });
-    return credentialRecord(next.credentials.find((c) => c.name === input.Name) as Credential, false);
+    return credentialRecord(credentialIn(next, input.Name) as Credential, false);
   }
 
   async deleteCredential(name: string): Promise<void> {
@@ -339,10 +345,10 @@ export class Management {
   async setAuthorizations(name: string, authorizations: CredentialAuthorizations) {
     this.requireCredential(name);
     const next = await this.configuration.update((draft) => {
-      const credential = draft.credentials.find((c) => c.name === name) as Credential;
+      const credential = credentialIn(draft, name) as Credential;
       credential.authorizations = authorizations;
     });
-    return authorizationsRecord((next.credentials.find((c) => c.name === name) as Credential).authorizations);
+    return authorizationsRecord((credentialIn(next, name) as Credential).authorizations);
   }
 
   // ---- configuration file ----
