@@ -68,8 +68,17 @@ const LISTEN_BACKLOG = 4096;
 export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
   const { config, generatedAdminKey } = loadConfiguration(options);
   fs.mkdirSync(options.dataDir, { recursive: true });
-  let metrics: HubMetrics | undefined;
-  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics?.commitDuration.observe(ms / 1000));
+  const notifier = new Notifier();
+  // The counts are read at scrape time only, long after `db` below exists.
+  const metrics = new HubMetrics({
+    waitingPolls: () => notifier.waitingCount,
+    counts: async () => ({
+      subscriptions: await countSubscriptions(db),
+      queuedMessages: await countQueuedMessages(db),
+      stateObjects: await countStateObjects(db),
+    }),
+  });
+  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics.commitDuration.observe(ms / 1000));
   const { db } = database;
   const readiness = { ready: false };
   try {
@@ -82,20 +91,11 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const configuration = new Configuration(db, options.configPath, config);
   await configuration.replace(config, { writeFile: false });
 
-  const notifier = new Notifier();
-  metrics = new HubMetrics({
-    waitingPolls: () => notifier.waitingCount,
-    counts: async () => ({
-      subscriptions: await countSubscriptions(db),
-      queuedMessages: await countQueuedMessages(db),
-      stateObjects: await countStateObjects(db),
-    }),
-  });
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
   const batcher = new TransactionBatcher(db, database.sqlite, options.lockWaitMs, (commitMs, pieces) => {
-    metrics?.commitDuration.observe(commitMs / 1000);
-    metrics?.batchSize.observe(pieces);
+    metrics.commitDuration.observe(commitMs / 1000);
+    metrics.batchSize.observe(pieces);
   });
   const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
   const subscriptions = new Subscriptions(batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
@@ -104,7 +104,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   const messages = new Messages(batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
     dropped: (n) => {
       counters.droppedMessages += n;
-      metrics?.droppedMessages.inc(n);
+      metrics.droppedMessages.inc(n);
       logger.warn({ dropped: n, total: counters.droppedMessages }, 'message queue full: oldest messages dropped');
     },
   });
