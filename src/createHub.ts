@@ -93,9 +93,12 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
 
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
-  const batcher = new TransactionBatcher(db, database.sqlite, options.lockWaitMs, (commitMs, pieces) => {
-    metrics.commitDuration.observe(commitMs / 1000);
-    metrics.batchSize.observe(pieces);
+  const batcher = new TransactionBatcher(db, database.sqlite, {
+    lockWaitMs: options.lockWaitMs,
+    committed: (commitMs, pieces) => {
+      metrics.commitDuration.observe(commitMs / 1000);
+      metrics.batchSize.observe(pieces);
+    },
   });
   const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
   const subscriptions = new Subscriptions(batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);

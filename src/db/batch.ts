@@ -32,6 +32,16 @@ class PieceFailed extends Error {
 /** Pause between attempts while another process holds the write lock. */
 const LOCK_RETRY_MS = 50;
 
+/** Pieces per transaction at most; the rest go into the next one. */
+const MAX_PIECES = 4096;
+
+export interface BatcherOptions {
+  /** How long a batch waits for another process's write lock before its pieces fail with 503. */
+  lockWaitMs?: number;
+  /** Told the COMMIT's duration and how many pieces it carried, after every batch that committed. */
+  committed?: (commitMs: number, pieces: number) => void;
+}
+
 export class TransactionBatcher {
   private queue: Job[] = [];
   private scheduled = false;
@@ -46,15 +56,16 @@ export class TransactionBatcher {
   /** When the current wait for another process's write lock began. */
   private busySince: number | undefined;
 
+  private readonly lockWaitMs: number;
+  private readonly committed: (commitMs: number, pieces: number) => void;
+
   constructor(
     private readonly db: Db,
     private readonly sqlite: Sqlite.Database,
-    /** How long a batch waits for another process's write lock before its pieces fail with 503. */
-    private readonly lockWaitMs = 10_000,
-    /** Told the COMMIT's duration and how many pieces it carried, after every batch that committed. */
-    private readonly committed: (commitMs: number, pieces: number) => void = () => {},
-    private readonly maxBatch = 4096,
+    options: BatcherOptions = {},
   ) {
+    this.lockWaitMs = options.lockWaitMs ?? 10_000;
+    this.committed = options.committed ?? (() => {});
     this.begin = sqlite.prepare('BEGIN IMMEDIATE');
     this.commit = sqlite.prepare('COMMIT');
     this.rollback = sqlite.prepare('ROLLBACK');
@@ -82,7 +93,7 @@ export class TransactionBatcher {
   }
 
   private async flush(): Promise<void> {
-    const jobs = this.queue.splice(0, this.maxBatch);
+    const jobs = this.queue.splice(0, MAX_PIECES);
     if (jobs.length === 0) return;
     if (this.queue.length > 0) this.schedule();
     let outcomes: Outcome[];
