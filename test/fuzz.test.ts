@@ -59,6 +59,8 @@ const hostileText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom('', '*', '../../etc/passwd', '..%2F..%2F', '%00', 'a/b', 'Consumer', 'S1', 'P1', 'null', 'true', '[', '{', "{ a: 'b', }", '1e309', '-1', '0', '99999999999999999999', 'All', 'Package', '\u0000\u0001', '\u202e', '🙂'.repeat(20)),
+  // Names of Object.prototype members, and NUL inside or after a real name.
+  fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'P1\u0000', 'Keep\u0000x', '*\u0000', 'S1%00'),
   fc.string({ minLength: 500, maxLength: 3000 }),
 );
 
@@ -69,6 +71,14 @@ const jsonBody = fc.oneof(
   fc.record({ Name: hostileText, Value: fc.jsonValue(), Type: fc.string(), Lifetime: fc.oneof(fc.integer(), fc.double(), fc.string()), Metadatas: fc.dictionary(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
   deepJson,
   hostileText,
+  fc.constantFrom(
+    '{"__proto__":{"polluted":"yes"}}',
+    '{"Name":"N","Value":1,"Metadatas":{"__proto__":{"polluted":"yes"}}}',
+    '{"Name":"N","Value":1,"Metadatas":{"constructor":"c","ChipId":10976213}}',
+    '{"Scope":{"Scope":"constructor"},"Key":"K"}',
+    '{"Scope":{"Scope":"All"},"Key":"K\\u0000x"}',
+    "{constructor:{prototype:{polluted:'yes'}}}",
+  ),
 );
 
 const actions = {
@@ -163,6 +173,7 @@ describe('hostile input', () => {
       { numRuns: RUNS },
     );
     console.log('fuzz statuses:', JSON.stringify(counts));
+    expect(({} as Record<string, unknown>).polluted, 'Object.prototype was polluted').toBeUndefined();
     expect((await fetch(`${hub.url}/health`)).status).toBe(200);
     expect(reader.pragma('integrity_check', { simple: true })).toBe('ok');
   }, 120_000 + RUNS * 100);

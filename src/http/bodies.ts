@@ -1,6 +1,7 @@
 /** zod schemas of the JSON bodies of the consumer and virtual package interfaces. */
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
+import { MAX_FILTER_LENGTH, requestName } from '../hub/requestNames.js';
 
 /** ASP.NET-era clients vary the case of JSON keys: map them onto the canonical names. */
 export function canonicalKeys(value: unknown, names: readonly string[]): unknown {
@@ -18,8 +19,8 @@ const scopeSchema = withKeys(
   z.object({
     Scope: z.union([z.string(), z.number()]).optional(),
     Type: z.union([z.string(), z.number()]).optional(),
-    Args: z.array(z.string()).nullish(),
-    SagaId: z.string().nullish(),
+    Args: z.array(requestName()).max(256).nullish(),
+    SagaId: requestName().nullish(),
   }),
 );
 
@@ -28,7 +29,7 @@ export const sendMessageBody = withKeys(
   ['Scope', 'Key', 'Data'],
   z.object({
     Scope: scopeSchema,
-    Key: z.string().min(1, 'must not be empty'),
+    Key: requestName().min(1, 'must not be empty'),
     Data: z.unknown().optional(),
   }),
 );
@@ -36,11 +37,13 @@ export const sendMessageBody = withKeys(
 export const pushStateObjectBody = withKeys(
   ['Name', 'Value', 'Type', 'Lifetime', 'Metadatas'],
   z.object({
-    Name: z.string().min(1, 'must not be empty').max(1024),
+    Name: requestName().min(1, 'must not be empty'),
     Value: z.unknown().refine((v) => v !== undefined, 'is required'),
-    Type: z.string().max(256).nullish(),
+    Type: requestName(MAX_FILTER_LENGTH).nullish(),
     Lifetime: z.number().int('must be a whole number of seconds').min(0, 'must not be negative').nullish(),
-    Metadatas: z.record(z.string(), z.string()).nullish(),
+    // The specification says string values, but the Arduino library's own example sends
+    // `"Metadatas":{"ChipId":10976213}`: numbers and booleans are taken and kept as their text.
+    Metadatas: z.record(requestName(256), z.union([z.string(), z.number(), z.boolean()]).transform(String)).nullish(),
   }),
 );
 

@@ -4,18 +4,29 @@
  */
 import JSON5 from 'json5';
 
-/** JSON has no Infinity or NaN: a value holding them would not survive storage. */
-function isJsonSafe(value: unknown, depth = 0): boolean {
-  if (depth > 64) return false;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every((v) => isJsonSafe(v, depth + 1));
+/**
+ * Rebuilds every object of a parsed value without a prototype, so that no key from a request
+ * (`constructor`, `toString`, `hasOwnProperty`) can ever reach an `Object.prototype` member in a
+ * lookup, and refuses the key `__proto__` outright: assigned to an ordinary object it would replace
+ * the prototype instead of adding a key. Also refuses what JSON cannot store (Infinity, NaN) and
+ * nesting deeper than 64 levels.
+ */
+function hardened(value: unknown, depth = 0): unknown {
+  if (depth > 64) throw new SyntaxError('nesting must be at most 64 levels deep');
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new SyntaxError('numbers must be finite');
+  if (Array.isArray(value)) return value.map((v) => hardened(v, depth + 1));
   if (value !== null && typeof value === 'object') {
-    return Object.values(value).every((v) => isJsonSafe(v, depth + 1));
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') throw new SyntaxError("the key '__proto__' is not allowed");
+      out[key] = hardened((value as Record<string, unknown>)[key], depth + 1);
+    }
+    return out;
   }
-  return true;
+  return value;
 }
 
-/** Parses lenient JSON; throws SyntaxError when the text is not lenient JSON. */
+/** Parses lenient JSON into prototype-free objects; throws SyntaxError when the text is not acceptable. */
 export function parseLenientJson(text: string): unknown {
   let value: unknown;
   try {
@@ -24,8 +35,7 @@ export function parseLenientJson(text: string): unknown {
   } catch {
     value = JSON5.parse(text);
   }
-  if (!isJsonSafe(value)) throw new SyntaxError('numbers must be finite and nesting at most 64 levels deep');
-  return value;
+  return hardened(value);
 }
 
 /** What lenient JSON can start with (after blanks): anything else is plain text, no parse attempted. */

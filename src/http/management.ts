@@ -21,7 +21,8 @@ import { registerRepositoryRoutes } from './repositoryRoutes.js';
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
 
-const logLevels: Record<string, LogLevel> = { info: 'Info', warn: 'Warn', error: 'Error' };
+// A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
+const logLevels = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['error', 'Error']]);
 
 function sinceParam(ctx: Context): number | undefined {
   const raw = queryParam(ctx, 'since');
@@ -152,7 +153,7 @@ export function managementRouter(services: HubServices): Router<HubState> {
   // ---- package logs (WriteLog) ----
   router.get('/logs', async (ctx) => {
     const rawLevel = queryParam(ctx, 'level');
-    const level = rawLevel ? logLevels[rawLevel.toLowerCase()] : undefined;
+    const level = rawLevel ? logLevels.get(rawLevel.toLowerCase()) : undefined;
     if (rawLevel && !level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
     const rawAfter = queryParam(ctx, 'after');
     if (rawAfter !== undefined && !/^\d{1,15}$/.test(rawAfter)) {

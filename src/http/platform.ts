@@ -7,13 +7,14 @@ import { parseBody, pushStateObjectBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { noContent } from './context.js';
 import { parseQueryValue } from './lenientJson.js';
-import { filterParam, jsonBody, queryParam, requiredParam } from './request.js';
+import { filterParam, jsonBody, nameParam, optionalNameParam, queryParam, requiredParam } from './request.js';
 import { registerSharedActions } from './sharedActions.js';
 
 /** Longer values belong in the POST form of PushStateObject. */
 export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
 
-const levels: Record<string, LogLevel> = { info: 'Info', warn: 'Warn', warning: 'Warn', error: 'Error' };
+// A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
+const levels = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['warning', 'Warn'], ['error', 'Error']]);
 
 function lifetimeParam(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 0;
@@ -30,17 +31,16 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
   const { stateObjects, packageLogs, configuration, descriptors } = services;
 
   router.get('/PushStateObject', async (ctx) => {
-    const name = requiredParam(ctx, 'name');
+    const name = nameParam(ctx, 'name');
     const value = queryParam(ctx, 'value');
     if (value === undefined) throw badRequest('MissingParameter', "The parameter 'value' is required.");
     if (value.length > MAX_QUERY_VALUE_LENGTH) {
       throw new HubError(414, 'ValueTooLarge', `The value is longer than ${MAX_QUERY_VALUE_LENGTH} characters.`, 'Send large values with POST PushStateObject and a JSON body.');
     }
-    if (name.length > 1024) throw badRequest('InvalidParameter', "The parameter 'name' is longer than 1024 characters.");
     await stateObjects.push(ctx.state.caller, {
       name,
       value: parseQueryValue(value),
-      type: queryParam(ctx, 'type') || undefined,
+      type: optionalNameParam(ctx, 'type'),
       lifetime: lifetimeParam(queryParam(ctx, 'lifetime')),
       metadatas: {},
     });
@@ -67,7 +67,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
   router.get('/WriteLog', async (ctx) => {
     const message = requiredParam(ctx, 'message');
     const rawLevel = queryParam(ctx, 'level') || 'Info';
-    const level = levels[rawLevel.toLowerCase()];
+    const level = levels.get(rawLevel.toLowerCase());
     if (!level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
     await packageLogs.write(ctx.state.caller, level, message);
     noContent(ctx);

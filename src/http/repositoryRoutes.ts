@@ -10,6 +10,7 @@ import { parseBody, withKeys } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { noContent } from './context.js';
 import { jsonBody, pathName } from './request.js';
+import { checkRequestName } from '../hub/requestNames.js';
 
 const renameBody = withKeys(['newName'], z.object({ newName: nameSchema }));
 const downloadBody = withKeys(['url'], z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));
@@ -44,7 +45,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     ctx.body = icon;
   });
   router.get('/packages/:package/settings/:setting/xsd', async (ctx) => {
-    const setting = (ctx.params as Record<string, string>).setting ?? '';
+    const setting = checkRequestName('setting key in the path', (ctx.params as Record<string, string>).setting ?? '', 256);
     ctx.type = 'application/xml; charset=utf-8';
     ctx.body = await repository.xsd(packageName(ctx), setting);
   });

@@ -6,6 +6,7 @@ import { badRequest } from '../errors.js';
 import type { Credentials } from '../hub/authentication.js';
 import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
+import { checkRequestName, MAX_FILTER_LENGTH } from '../hub/requestNames.js';
 
 /**
  * Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins.
@@ -36,8 +37,18 @@ export function requiredParam(ctx: Context, name: string): string {
   return value;
 }
 
-/** `*`-filter parameter: absent or empty means any. */
-export const filterParam = (ctx: Context, name: string) => queryParam(ctx, name) || '*';
+/** A required name parameter (StateObject name, message key, group), bound by the request-name rule. */
+export const nameParam = (ctx: Context, name: string) => checkRequestName(`parameter '${name}'`, requiredParam(ctx, name));
+
+/** An optional name parameter; absent or empty gives undefined. */
+export function optionalNameParam(ctx: Context, name: string): string | undefined {
+  const value = queryParam(ctx, name);
+  return value ? checkRequestName(`parameter '${name}'`, value) : undefined;
+}
+
+/** `*`-filter parameter: absent or empty means any; bound by the request-name rule with the filter length. */
+export const filterParam = (ctx: Context, name: string) =>
+  checkRequestName(`filter '${name}'`, queryParam(ctx, name) || '*', MAX_FILTER_LENGTH);
 
 export const TIMEOUT = { default: 60_000, min: 1_000, max: 120_000 };
 

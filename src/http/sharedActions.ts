@@ -9,10 +9,11 @@ import { parseBody, sendMessageBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent, sendSubscriptionId } from './context.js';
 import { parseQueryValue } from './lenientJson.js';
-import { filterParam, jsonBody, limitParam, queryParam, requiredParam, timeoutParam } from './request.js';
+import { filterParam, jsonBody, limitParam, nameParam, optionalNameParam, queryParam, requiredParam, timeoutParam } from './request.js';
+import { checkRequestName } from '../hub/requestNames.js';
 
 const splitArgs = (raw: string | undefined) =>
-  (raw ?? '').split(',').map((a) => a.trim()).filter((a) => a.length > 0);
+  (raw ?? '').split(',').map((a) => checkRequestName("parameter 'args'", a.trim())).filter((a) => a.length > 0);
 
 const stateObjectFilter = (ctx: Context) => ({
   sentinel: filterParam(ctx, 'sentinel'),
@@ -34,9 +35,9 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
     await messages.send(ctx.state.caller, {
       scope: requiredParam(ctx, 'scope'),
       args: splitArgs(queryParam(ctx, 'args')),
-      key: requiredParam(ctx, 'key'),
+      key: nameParam(ctx, 'key'),
       data: data === undefined ? null : parseQueryValue(data),
-      sagaId: queryParam(ctx, 'sagaId') || null,
+      sagaId: optionalNameParam(ctx, 'sagaId') ?? null,
     });
     noContent(ctx);
   });
@@ -60,7 +61,7 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
   });
 
   router.get('/SubscribeToMessageGroup', async (ctx) => {
-    const group = requiredParam(ctx, 'group');
+    const group = nameParam(ctx, 'group');
     sendSubscriptionId(ctx, await messages.joinGroup(ctx.state.caller, group, optionalId(ctx)));
   });
 

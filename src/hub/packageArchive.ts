@@ -9,6 +9,7 @@ import yauzl from 'yauzl';
 import { z } from 'zod';
 import { nameSchema } from '../config/names.js';
 import { badRequest } from '../errors.js';
+import { requestName } from './requestNames.js';
 
 export interface ArchiveLimits {
   maxEntries: number;
@@ -30,7 +31,7 @@ const manifestSchema = z.object({
     .array(
       z
         .object({
-          Key: z.string().min(1, 'must not be empty').max(256),
+          Key: requestName(256).min(1, 'must not be empty'),
           Type: z.enum(settingTypes).default('String'),
           Description: z.string().max(4000).default(''),
           DefaultValue: z.unknown().optional(),
@@ -132,7 +133,7 @@ export async function readPackageArchive(file: string, limits: ArchiveLimits): P
       icon = await member(manifest.Icon, 'the icon');
       if (!icon.subarray(0, 8).equals(PNG_SIGNATURE)) throw refuse(`the icon '${manifest.Icon}' is not a PNG image`);
     }
-    const xsds: Record<string, string> = {};
+    const xsds = Object.create(null) as Record<string, string>;
     for (const setting of manifest.Settings) {
       if (!setting.Xsd) continue;
       const text = (await member(setting.Xsd, `the XSD of setting '${setting.Key}'`)).toString('utf8');

@@ -56,7 +56,7 @@ const entryOf = (row: RepositoryPackageRow): RepositoryEntry => {
     Sha256: row.sha256,
     UploadedAt: new Date(row.uploaded_ms).toISOString(),
     HasIcon: row.icon !== null,
-    Settings: settings.map((s) => ({ Key: s.Key, Type: s.Type, Description: s.Description, DefaultValue: s.DefaultValue ?? null, HasXsd: s.Key in xsds })),
+    Settings: settings.map((s) => ({ Key: s.Key, Type: s.Type, Description: s.Description, DefaultValue: s.DefaultValue ?? null, HasXsd: Object.hasOwn(xsds, s.Key) })),
   };
 };
 
@@ -269,8 +269,10 @@ export class Repository {
 
   async xsd(name: string, settingKey: string): Promise<string> {
     const row = await this.require(name);
-    const xsd = (JSON.parse(row.xsds) as Record<string, string>)[settingKey];
-    if (xsd === undefined) throw notFound(`The setting '${settingKey}' of package '${name}' has no XSD.`);
+    const xsds = JSON.parse(row.xsds) as Record<string, string>;
+    // Own keys only: `constructor` or `toString` must be a 404, not Object.prototype's function.
+    const xsd = Object.hasOwn(xsds, settingKey) ? xsds[settingKey] : undefined;
+    if (typeof xsd !== 'string') throw notFound(`The setting '${settingKey}' of package '${name}' has no XSD.`);
     return xsd;
   }
 }

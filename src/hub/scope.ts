@@ -7,14 +7,15 @@ import { isGuid } from './subscriptions.js';
 export const ScopeType = { None: 0, Group: 1, Package: 2, Sentinel: 3, Others: 4, All: 5 } as const;
 export type ScopeName = Exclude<keyof typeof ScopeType, 'None'>;
 
-const byLowerName: Record<string, ScopeName> = {
-  all: 'All',
-  other: 'Others',
-  others: 'Others',
-  group: 'Group',
-  sentinel: 'Sentinel',
-  package: 'Package',
-};
+// A Map, not an object literal: `scope=constructor` must miss, not find Object.prototype's member.
+const byLowerName = new Map<string, ScopeName>([
+  ['all', 'All'],
+  ['other', 'Others'],
+  ['others', 'Others'],
+  ['group', 'Group'],
+  ['sentinel', 'Sentinel'],
+  ['package', 'Package'],
+]);
 
 /** Accepts a name (any case, `Other` or `Others`) or a wire number. */
 export function parseScope(raw: unknown): ScopeName {
@@ -24,7 +25,7 @@ export function parseScope(raw: unknown): ScopeName {
     const entry = Object.entries(ScopeType).find(([, n]) => n === Number(text));
     if (entry && entry[0] !== 'None') return entry[0] as ScopeName;
   } else {
-    const name = byLowerName[text.toLowerCase()];
+    const name = byLowerName.get(text.toLowerCase());
     if (name) return name;
   }
   throw badRequest('InvalidScope', `Unknown scope '${text}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).`);

@@ -1,0 +1,36 @@
+/**
+ * The one rule for names that arrive in requests: StateObject names and types, message keys, groups,
+ * saga ids, scope arguments, metadata and setting keys, and the `*` filters over them. A name has a
+ * length limit and no control characters: NUL in particular would truncate a pattern handed to SQLite
+ * (`name=Keep%00x` matched `Keep`). Names of configured things (sentinels, packages, credentials) are
+ * also bound by config/names.ts when they are created.
+ */
+import { z } from 'zod';
+import { badRequest } from '../errors.js';
+
+export const MAX_REQUEST_NAME_LENGTH = 1024;
+/** A filter is matched against every candidate name: kept shorter so its cost per name stays small. */
+export const MAX_FILTER_LENGTH = 256;
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Why `value` is not an acceptable name (or filter, with `max` = MAX_FILTER_LENGTH), or undefined. */
+export function requestNameProblem(value: string, max = MAX_REQUEST_NAME_LENGTH): string | undefined {
+  if (value.length > max) return `must be at most ${max} characters`;
+  if (CONTROL.test(value)) return 'must not contain control characters (NUL included)';
+  return undefined;
+}
+
+/** Throws the 400 for a name parameter or field that breaks the rule. */
+export function checkRequestName(what: string, value: string, max = MAX_REQUEST_NAME_LENGTH): string {
+  const problem = requestNameProblem(value, max);
+  if (problem) throw badRequest('InvalidName', `The ${what} ${problem}.`, `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`);
+  return value;
+}
+
+/** A zod string bound by the rule (bodies). */
+export const requestName = (max = MAX_REQUEST_NAME_LENGTH) =>
+  z.string().superRefine((value, ctx) => {
+    const problem = requestNameProblem(value, max);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
