@@ -38,6 +38,7 @@ import { StateObjectStatements } from './store/stateObjectStatements.js';
 import { MessageStatements } from './store/messageStatements.js';
 import { SubscriptionStatements } from './store/subscriptions.js';
 import { Repository } from './hub/repository.js';
+import { Overview } from './hub/overview.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -133,6 +134,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     version: HUB_VERSION,
     metrics,
     authFailures: new AuthFailureThrottle(options.authFailureDelayMs, options.authFailureStepMs, options.authFailureMaxDelayMs),
+    overview: new Overview(db, configuration),
   };
   const sweeper = new Sweeper(db, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs);
   await sweeper.discountDowntime();

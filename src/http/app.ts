@@ -15,6 +15,7 @@ import type { HubServices, HubState } from './context.js';
 import { errorMapping } from './errorMapping.js';
 import { managementRouter } from './management.js';
 import { platformRouter } from './platform.js';
+import { consoleRoutes } from './console.js';
 
 export interface Readiness {
   ready: boolean;
@@ -160,6 +161,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     ['constellation', mounted('platform', platformRouter('/rest/constellation', services))],
     ['management', mounted('management', managementRouter(services))],
   ]);
+  app.use(consoleRoutes(services));
   const operational = compose([unknownAsNotFound, ops.routes()] as unknown as Koa.Middleware<HubState>[]);
   app.use((ctx, next) => {
     const match = INTERFACES.exec(ctx.path);

@@ -12,6 +12,7 @@ import type { Management } from '../hub/management.js';
 import type { AuthFailureThrottle } from '../hub/authFailureThrottle.js';
 import type { HubMetrics } from '../metrics.js';
 import type { Repository } from '../hub/repository.js';
+import type { Overview } from '../hub/overview.js';
 
 export interface HubServices {
   options: HubOptions;
@@ -26,6 +27,8 @@ export interface HubServices {
   metrics: HubMetrics;
   repository: Repository;
   authFailures: AuthFailureThrottle;
+  /** What the console's overview shows (src/hub/overview.ts). */
+  overview: Overview;
 }
 
 export interface HubState {

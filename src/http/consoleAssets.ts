@@ -1,0 +1,112 @@
+/**
+ * Serves the built console (console/ → dist/console) at /console, and redirects / there.
+ * The build is a fixed set of files: read once into memory and looked up by exact name, so no request
+ * path ever reaches the filesystem. Hashed assets are immutable; index.html is never cached, so a new
+ * build is picked up on the next load. Compressed copies (brotli, gzip) are made once, on first request.
+ */
+import type { Middleware } from 'koa';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { HubError } from '../errors.js';
+
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+};
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
+
+/** The page's own rules: everything from the hub itself, nothing inline but style properties. */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  immutable: boolean;
+  compressed: Map<'br' | 'gzip', Promise<Buffer>>;
+}
+
+/** dist/console at the package root, whether this module runs from src/ (tsx) or from dist/src/. */
+export function consoleBuildDirectory(): string {
+  let root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  if (path.basename(root) === 'dist') root = path.dirname(root);
+  return path.join(root, 'dist', 'console');
+}
+
+function readBuild(directory: string): Map<string, Asset> | undefined {
+  if (!fs.existsSync(path.join(directory, 'index.html'))) return undefined;
+  const assets = new Map<string, Asset>();
+  for (const entry of fs.readdirSync(directory, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    const name = path.relative(directory, full).split(path.sep).join('/');
+    const extension = path.extname(name);
+    assets.set(name, {
+      body: fs.readFileSync(full),
+      type: TYPES[extension] ?? 'application/octet-stream',
+      // Vite puts content-hashed files under assets/; everything else keeps its name across builds.
+      immutable: name.startsWith('assets/'),
+      compressed: new Map(),
+    });
+  }
+  return assets;
+}
+
+function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
+  let done = asset.compressed.get(encoding);
+  if (!done) {
+    done = encoding === 'br' ? brotli(asset.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }) : gzip(asset.body, { level: 9 });
+    asset.compressed.set(encoding, done);
+  }
+  return done;
+}
+
+const notBuilt = () =>
+  new HubError(503, 'ConsoleNotBuilt', 'The console is not built.', "Run 'npm run build' (npm ci does it once) and reload the page.");
+
+export function consoleAssets(directory = consoleBuildDirectory()): Middleware {
+  let assets: Map<string, Asset> | undefined;
+  return async (ctx, next) => {
+    if (ctx.path === '/' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.status = 302;
+      ctx.redirect('/console/');
+      return;
+    }
+    if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+    assets ??= readBuild(directory);
+    if (!assets) throw notBuilt();
+    const name = ctx.path.slice('/console/'.length);
+    // Unknown names under /console/ are the page itself (it routes on the hash); unknown assets are 404.
+    const asset = assets.get(name) ?? (name.startsWith('assets/') ? undefined : assets.get('index.html'));
+    if (!asset) return next();
+    ctx.type = asset.type;
+    ctx.set('Cache-Control', asset.immutable ? 'public, max-age=31536000, immutable' : 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (asset.type.startsWith('text/html')) {
+      ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+      ctx.set('Referrer-Policy', 'no-referrer');
+    }
+    ctx.vary('Accept-Encoding');
+    const encoding = COMPRESSIBLE.has(path.extname(name) || '.html') && asset.body.length > 512 ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+    if (encoding === 'br' || encoding === 'gzip') {
+      ctx.set('Content-Encoding', encoding);
+      ctx.body = await compressed(asset, encoding);
+    } else {
+      ctx.body = asset.body;
+    }
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * What the console's overview shows that the interfaces do not give in one call: each package
+ * instance with its activity, and every declared Package Descriptor at once.
+ */
+import type { Db } from '../db/open.js';
+import { allDescriptors, lastLogs, stateObjectCounts, subscriptionActivity } from '../store/overview.js';
+import type { Configuration } from './configuration.js';
+import type { PackageDescriptor } from './descriptorSchema.js';
+
+/** A package whose subscription was used this recently is shown as connected (a long-poll lasts ≤ 120 s). */
+export const CONNECTED_WITHIN_MS = 150_000;
+
+const keyOf = (sentinelName: string, packageName: string) => `${sentinelName}\u0000${packageName}`;
+
+export class Overview {
+  readonly startedAt = Date.now();
+
+  constructor(
+    private readonly db: Db,
+    private readonly configuration: Configuration,
+  ) {}
+
+  async sentinels(now = Date.now()) {
+    const [counts, activity, logs] = await Promise.all([stateObjectCounts(this.db), subscriptionActivity(this.db), lastLogs(this.db)]);
+    const countBy = new Map(counts.map((c) => [keyOf(c.sentinelName, c.packageName), Number(c.n)]));
+    const activityBy = new Map(activity.map((a) => [keyOf(a.sentinelName, a.packageName), a]));
+    const logBy = new Map(logs.map((l) => [keyOf(l.sentinelName, l.packageName), l]));
+    return this.configuration.current.sentinels.map((sentinel) => ({
+      Name: sentinel.name,
+      Credential: sentinel.credential,
+      Packages: sentinel.packages.map((instance) => {
+        const key = keyOf(sentinel.name, instance.name);
+        const seen = activityBy.get(key);
+        const log = logBy.get(key);
+        const lastSeen = seen ? Number(seen.lastActiveMs) : undefined;
+        return {
+          Name: instance.name,
+          Enable: instance.enable,
+          Groups: instance.groups,
+          Connected: lastSeen !== undefined && now - lastSeen <= CONNECTED_WITHIN_MS,
+          LastSeen: lastSeen === undefined ? null : new Date(lastSeen).toISOString(),
+          StateObjects: countBy.get(key) ?? 0,
+          QueuedMessages: seen ? Number(seen.queued) : 0,
+          LastLog: log ? { Level: log.level, Message: log.message, Date: new Date(log.loggedMs).toISOString() } : null,
+        };
+      }),
+    }));
+  }
+
+  async descriptors(): Promise<{ SentinelName: string; PackageName: string; Descriptor: PackageDescriptor }[]> {
+    const rows = await allDescriptors(this.db);
+    return rows.map((r) => ({ SentinelName: r.sentinelName, PackageName: r.packageName, Descriptor: JSON.parse(r.descriptor) as PackageDescriptor }));
+  }
+}

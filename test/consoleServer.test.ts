@@ -1,0 +1,67 @@
+/** The server side of the console: redirect, OpenAPI document, and the console's management endpoints. */
+import { describe, expect, it } from 'vitest';
+import { admin, call, get, hubsStoppedAfterEach, pkg, post } from './support/testHub.js';
+
+const hub = hubsStoppedAfterEach();
+
+describe('console endpoints', () => {
+  it('redirects / to the console', async () => {
+    const h = await hub();
+    const response = await fetch(`${h.url}/`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/console/');
+  });
+
+  it('serves /openapi.json with request bodies generated from the handlers’ zod schemas', async () => {
+    const h = await hub();
+    const response = await fetch(`${h.url}/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> };
+    };
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths['/rest/platform/PushStateObject'])).toEqual(['get', 'post']);
+    expect(document.paths['/rest/management/overview'].get).toBeDefined();
+    // The credential schema's rule (AccessKey ≥ 8 characters) comes from managementBodies.ts itself.
+    expect(document.components.schemas.Credential.properties?.AccessKey).toMatchObject({ type: 'string', minLength: 8 });
+    expect(document.components.schemas.PackageDescriptor.required).toContain('PackageName');
+  });
+
+  it('refuses the console endpoints without a management key', async () => {
+    const h = await hub({ options: { authFailureStepMs: 0 } });
+    for (const path of ['management/overview', 'management/descriptors', 'management/server/status']) {
+      expect((await get(h, path, pkg('S1', 'P1'))).status).toBe(403);
+      expect((await get(h, path, undefined)).status).toBe(403);
+    }
+  });
+
+  it('gives the overview of instances with their StateObjects, queued messages and last log', async () => {
+    const h = await hub();
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'A', value: 1 })).status).toBe(204);
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'B', value: 2 })).status).toBe(204);
+    expect((await get(h, 'platform/SubscribeToMessage', pkg('S1', 'P1'))).status).toBe(200);
+    expect((await get(h, 'consumer/SendMessage', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: admin.AccessKey }, { scope: 'Package', args: 'S1/P1', key: 'Hello' })).status).toBe(204);
+    expect((await get(h, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'first' })).status).toBe(204);
+    expect((await get(h, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'second', level: 'Warn' })).status).toBe(204);
+    const reply = await get(h, 'management/overview', admin);
+    expect(reply.status).toBe(200);
+    const { Sentinels } = reply.json<{ Sentinels: { Name: string; Packages: Record<string, unknown>[] }[] }>();
+    const p1 = Sentinels.find((s) => s.Name === 'S1')?.Packages.find((p) => p.Name === 'P1');
+    expect(p1).toMatchObject({ StateObjects: 2, QueuedMessages: 1, Connected: true, LastLog: { Level: 'Warn', Message: 'second' } });
+    const p2 = Sentinels.find((s) => s.Name === 'S1')?.Packages.find((p) => p.Name === 'P2');
+    expect(p2).toMatchObject({ StateObjects: 0, QueuedMessages: 0, Connected: false, LastSeen: null, LastLog: null });
+  });
+
+  it('lists every declared descriptor and the server status', async () => {
+    const h = await hub();
+    const descriptor = { PackageName: 'P1', MessageCallbacks: [{ MessageKey: 'Hello', Parameters: [] }] };
+    expect((await post(h, 'platform/DeclarePackageDescriptor', pkg('S1', 'P1'), descriptor)).status).toBe(204);
+    const list = await get(h, 'management/descriptors', admin);
+    expect(list.json()).toEqual([{ SentinelName: 'S1', PackageName: 'P1', Descriptor: descriptor }]);
+    const status = (await call(h, 'GET', 'management/server/status', admin)).json<Record<string, unknown>>();
+    expect(status).toMatchObject({ Version: h.services.version, WaitingLongPolls: 0, License: { Edition: 'Community' } });
+    expect(status.RequestsTotal).toBeGreaterThan(0);
+  });
+});
