@@ -133,7 +133,12 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     repository,
     version: HUB_VERSION,
     metrics,
-    authFailures: new AuthFailureThrottle(options.authFailureDelayMs, options.authFailureStepMs, options.authFailureMaxDelayMs),
+    authFailures: new AuthFailureThrottle({
+      baseMs: options.authFailureDelayMs,
+      stepMs: options.authFailureStepMs,
+      maxMs: options.authFailureMaxDelayMs,
+      limit: options.authFailureLimit,
+    }),
     overview: new Overview(db, configuration),
   };
   const sweeper = new Sweeper(db, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs);

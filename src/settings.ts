@@ -14,6 +14,8 @@ export interface HubOptions {
   logLevel: string;
   adminKey?: string;
   bodyLimitBytes: number;
+  /** Time a request body may take to arrive in full (408 after it). */
+  bodyTimeoutMs: number;
   subscriptionIdleMs: number;
   messageQueueLimit: number;
   sweepIntervalMs: number;
@@ -23,8 +25,10 @@ export interface HubOptions {
   maxPollsPerCredential: number;
   /** Each further failed authentication from one address within a minute waits this much longer. */
   authFailureStepMs: number;
-  /** Ceiling of the per-address authentication failure delay. */
+  /** Ceiling of the per-address authentication failure delay (device libraries wait 5 s at most). */
   authFailureMaxDelayMs: number;
+  /** Failures from one address within a minute after which it gets 429 at once until a minute passes. */
+  authFailureLimit: number;
   /** `GET /metrics` without a management credential. */
   metricsOpen: boolean;
   /** Largest package archive accepted by upload or download. */
@@ -50,12 +54,14 @@ const envSchema = z.object({
   HUB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HUB_ADMIN_KEY: z.string().min(1).optional(),
   HUB_BODY_LIMIT_BYTES: integer(1024).default(1024 * 1024),
+  HUB_BODY_TIMEOUT_MS: integer(100).default(15_000),
   HUB_SUBSCRIPTION_IDLE_SECONDS: integer(1).default(300),
   HUB_MESSAGE_QUEUE_LIMIT: integer(1).default(10_000),
   HUB_LOG_RETENTION: integer(1).default(100_000),
   HUB_MAX_POLLS_PER_CREDENTIAL: integer(1).default(2000),
   HUB_AUTH_FAILURE_STEP_MS: integer(0).default(1000),
-  HUB_AUTH_FAILURE_MAX_DELAY_MS: integer(0).default(30_000),
+  HUB_AUTH_FAILURE_MAX_DELAY_MS: integer(0).default(3000),
+  HUB_AUTH_FAILURE_LIMIT: integer(1).default(10),
   HUB_METRICS_OPEN: z.enum(['true', 'false']).default('false'),
   HUB_PACKAGE_MAX_BYTES: integer(1024).default(50 * 1024 * 1024),
   HUB_PACKAGE_MAX_UNPACKED_BYTES: integer(1024).default(200 * 1024 * 1024),
@@ -73,13 +79,15 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     authFailureDelayMs: 1000,
     logLevel: 'info',
     bodyLimitBytes: 1024 * 1024,
+    bodyTimeoutMs: 15_000,
     subscriptionIdleMs: idleMs,
     messageQueueLimit: 10_000,
     sweepIntervalMs: Math.min(30_000, Math.max(100, Math.floor(idleMs / 10))),
     logRetention: 100_000,
     maxPollsPerCredential: 2000,
     authFailureStepMs: 1000,
-    authFailureMaxDelayMs: 30_000,
+    authFailureMaxDelayMs: 3000,
+    authFailureLimit: 10,
     metricsOpen: false,
     maxPackageBytes: 50 * 1024 * 1024,
     maxPackageUnpackedBytes: 200 * 1024 * 1024,
@@ -109,12 +117,14 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     logLevel: e.HUB_LOG_LEVEL,
     adminKey: e.HUB_ADMIN_KEY,
     bodyLimitBytes: e.HUB_BODY_LIMIT_BYTES,
+    bodyTimeoutMs: e.HUB_BODY_TIMEOUT_MS,
     subscriptionIdleMs: e.HUB_SUBSCRIPTION_IDLE_SECONDS * 1000,
     messageQueueLimit: e.HUB_MESSAGE_QUEUE_LIMIT,
     logRetention: e.HUB_LOG_RETENTION,
     maxPollsPerCredential: e.HUB_MAX_POLLS_PER_CREDENTIAL,
     authFailureStepMs: e.HUB_AUTH_FAILURE_STEP_MS,
     authFailureMaxDelayMs: e.HUB_AUTH_FAILURE_MAX_DELAY_MS,
+    authFailureLimit: e.HUB_AUTH_FAILURE_LIMIT,
     metricsOpen: e.HUB_METRICS_OPEN === 'true',
     maxPackageBytes: e.HUB_PACKAGE_MAX_BYTES,
     maxPackageUnpackedBytes: e.HUB_PACKAGE_MAX_UNPACKED_BYTES,

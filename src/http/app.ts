@@ -3,12 +3,12 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
 import compose from 'koa-compose';
-import { koaBody } from 'koa-body';
 import { randomUUID } from 'node:crypto';
 import { forbidden, HubError, notFound } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
 import type { InterfaceName } from '../hub/caller.js';
 import { authenticateAs } from './authenticate.js';
+import { bodyReader } from './bodyReading.js';
 import { authenticationValues } from './request.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
@@ -64,6 +64,13 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     }
     return counter;
   };
+
+  // The documentation's PowerShell example calls `http://host:8088//rest/consumer/...`: repeated
+  // slashes are collapsed before anything looks at the path (the query string is kept as it is).
+  app.use((ctx, next) => {
+    if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
+    return next();
+  });
 
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
   const idPrefix = randomUUID().slice(0, 8);
@@ -131,17 +138,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     ctx.body = await metrics.registry.metrics();
   });
 
-  const bodyAsText = koaBody({
-    json: false,
-    urlencoded: false,
-    multipart: false,
-    text: true,
-    // Bodies arrive as text and are parsed as lenient JSON (or XML) by the handler that wants them.
-    textTypes: ['application/json', 'application/*+json', 'text/*', 'application/xml', 'application/*+xml', 'application/x-www-form-urlencoded'],
-    textLimit: services.options.bodyLimitBytes,
-  });
-  // GET and DELETE carry no body: they skip the body reader altogether.
-  const readBody: Koa.Middleware<HubState> = (ctx, next) => (ctx.method === 'POST' || ctx.method === 'PUT' ? bodyAsText(ctx, next) : next());
+  const readBody = bodyReader(services);
 
   const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
   // The router's middleware types carry its own context additions; Koa hands them a plain context.

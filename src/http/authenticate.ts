@@ -1,24 +1,41 @@
 /** Interface middleware (app.ts mounts it before routing and body reading): only authenticated callers reach an interface's actions. */
 import type { Context, Middleware } from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forbidden } from '../errors.js';
+import { forbidden, tooManyRequests } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
 import type { InterfaceName } from '../hub/caller.js';
 import type { HubServices } from './context.js';
 import { authenticationValues } from './request.js';
 
+/** Names go into the log as given, but bounded: a failed request must not be able to write a huge line. */
+const loggable = (value: string | undefined) => (value === undefined ? undefined : value.length > 128 ? `${value.slice(0, 128)}…` : value);
+
 export function authenticateAs(interfaceName: InterfaceName, services: HubServices): Middleware {
+  const { logger, authFailures, metrics } = services;
   const refuse = async (ctx: Context): Promise<never> => {
-    services.logger.debug({ reqId: ctx.state.requestId, interfaceName, ip: ctx.ip }, 'authentication failed');
-    services.metrics.authFailures.inc();
+    const { sentinelName, packageName } = authenticationValues(ctx);
+    // One warn line per failure, with the address and the names but never the key (fail2ban, operators).
+    logger.warn(
+      { reqId: ctx.state.requestId, interfaceName, ip: ctx.ip, sentinelName: loggable(sentinelName), packageName: loggable(packageName) },
+      'authentication failed',
+    );
+    metrics.authFailures.inc();
     // The delay slows key guessing, more so for an address that keeps failing; the answer never says
     // which of the three values was wrong.
-    const delay = services.authFailures.failed(ctx.ip);
+    const delay = authFailures.failed(ctx.ip);
     if (delay > 0) await sleep(delay);
     throw forbidden();
   };
   // Not async on success: one promise less on every authenticated request.
   return (ctx, next) => {
+    // An address that kept failing is refused before its key is even looked at: otherwise the 429
+    // would still tell a guesser which key was right.
+    const retryAfter = authFailures.blockedFor(ctx.ip);
+    if (retryAfter > 0) {
+      ctx.set('Retry-After', String(retryAfter));
+      ctx.set('Connection', 'close');
+      throw tooManyRequests(`Too many failed authentications from this address: try again in ${retryAfter} s.`);
+    }
     const caller = authenticate(services.configuration, interfaceName, authenticationValues(ctx));
     if (!caller) return refuse(ctx);
     ctx.state.caller = caller;

@@ -48,7 +48,8 @@ export function errorMapping(logger: Logger): Middleware {
       ctx.status = status;
       ctx.body = body;
       // Errors must not leave a half-parsed request body on a keep-alive connection.
-      if (status === 413) ctx.set('Connection', 'close');
+      // 413, 408 and 415 leave the body unread (or half read): the connection cannot carry another request.
+      if (status === 413 || status === 408 || status === 415) ctx.set('Connection', 'close');
       if (status === 503) ctx.set('Retry-After', '1');
     }
   };

@@ -1,18 +1,33 @@
 /**
  * Slows repeated authentication failures from one address: each failure within a minute of the
- * previous one adds `stepMs` to the base delay, up to `maxMs`. Other addresses are not affected.
+ * previous one adds `stepMs` to the base delay, up to `maxMs`. Device libraries give up on an answer
+ * after 5 s and then read a late 403 as the answer to their next request on the same connection, so
+ * the delay stays well under that (3 s by default); an address that keeps failing past `limit` is
+ * instead refused at once with 429 (Retry-After, connection closed) until a minute after its last
+ * failure. Other addresses are not affected.
  */
 const WINDOW_MS = 60_000;
 const MAX_TRACKED = 10_000;
 
+export interface AuthFailureLimits {
+  baseMs: number;
+  stepMs: number;
+  maxMs: number;
+  /** Failures within the window after which the address is blocked. */
+  limit: number;
+}
+
 export class AuthFailureThrottle {
   private readonly failures = new Map<string, { count: number; lastMs: number }>();
 
-  constructor(
-    private readonly baseMs: number,
-    private readonly stepMs: number,
-    private readonly maxMs: number,
-  ) {}
+  constructor(private readonly limits: AuthFailureLimits) {}
+
+  /** Seconds until `address` may try again, or 0 when it is not blocked. */
+  blockedFor(address: string, now = Date.now()): number {
+    const entry = this.failures.get(address);
+    if (!entry || entry.count < this.limits.limit || now - entry.lastMs >= WINDOW_MS) return 0;
+    return Math.max(1, Math.ceil((entry.lastMs + WINDOW_MS - now) / 1000));
+  }
 
   /** Records a failure from `address` and returns how long to wait before answering it. */
   failed(address: string, now = Date.now()): number {
@@ -20,7 +35,8 @@ export class AuthFailureThrottle {
     const count = previous && now - previous.lastMs < WINDOW_MS ? previous.count + 1 : 1;
     if (!previous && this.failures.size >= MAX_TRACKED) this.prune(now);
     this.failures.set(address, { count, lastMs: now });
-    return Math.min(this.maxMs, this.baseMs + this.stepMs * (count - 1));
+    const { baseMs, stepMs, maxMs } = this.limits;
+    return Math.min(maxMs, baseMs + stepMs * (count - 1));
   }
 
   private prune(now: number): void {

@@ -71,6 +71,8 @@ export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { d
     host: '127.0.0.1',
     port: 0,
     authFailureDelayMs: 0,
+    // Tests fail authentication on purpose many times from 127.0.0.1; the block past the limit has its own test.
+    authFailureLimit: 1_000_000,
     logLevel: 'silent',
     ...opts.options,
   });
