@@ -1,6 +1,7 @@
 /** The package repository endpoints of the management interface. */
 import type Router from '@koa/router';
 import fs from 'node:fs';
+import path from 'node:path';
 import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -56,11 +57,16 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
   });
 
   // Every file part of the form is a package, whatever its field name. Each request gets its own
-  // parser so that every temp file it starts is known and removed, whatever happens (413 included).
+  // parser and its own temp folder, removed whatever happens: when formidable refuses a file (the 11th:
+  // 413) it still opens that file's stream just after the refusal, which then fails for want of a folder
+  // (and, should it have won the race, the second removal once the answer is out takes it).
   router.post('/upload-package', async (ctx) => {
     if (!ctx.is('multipart/form-data')) {
       throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
     }
+    const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
+    const removeFolder = () => setTimeout(() => fs.rmSync(uploadDir, { recursive: true, force: true }), 50).unref();
+    ctx.res.once('close', removeFolder);
     const started: string[] = [];
     const parse = koaBody({
       multipart: true,
@@ -68,7 +74,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
       text: false,
       urlencoded: false,
       formidable: {
-        uploadDir: repository.uploadDir,
+        uploadDir,
         maxFileSize: options.maxPackageBytes,
         maxTotalFileSize: options.maxPackageBytes * 10,
         maxFiles: 10,
@@ -85,6 +91,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
       ctx.body = await repository.store(files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })));
     } finally {
       for (const file of started) fs.rmSync(file, { force: true });
+      fs.rmSync(uploadDir, { recursive: true, force: true });
     }
   });
 }

@@ -104,10 +104,36 @@ function readMember(zip: yauzl.ZipFile, entry: yauzl.Entry, what: string): Promi
   });
 }
 
+/**
+ * Inflates every entry once, counting the bytes that really come out: an entry whose header declares
+ * 100 B but holds 100 MiB is refused as soon as it passes its declared size (yauzl's size check), and
+ * the real total is held to the unpacked limit. Headers alone cannot be trusted.
+ */
+async function checkActualSizes(zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, limits: ArchiveLimits): Promise<void> {
+  let total = 0;
+  for (const entry of entries.values()) {
+    if (entry.fileName.endsWith('/')) continue;
+    await new Promise<void>((resolve, reject) => {
+      zip.openReadStream(entry, (error, stream?: Readable) => {
+        if (error || !stream) return reject(refuse(`the entry '${entry.fileName}' cannot be read (${error?.message ?? 'no data'})`));
+        stream.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          if (total > limits.maxUncompressedBytes) stream.destroy(refuse(`it would unpack to more than ${limits.maxUncompressedBytes} bytes`));
+        });
+        stream.on('error', (e: Error) =>
+          reject(e instanceof Error && 'status' in e ? e : refuse(`the entry '${entry.fileName}' does not hold what its header says (${e.message})`)),
+        );
+        stream.on('end', () => resolve());
+      });
+    });
+  }
+}
+
 export async function readPackageArchive(file: string, limits: ArchiveLimits): Promise<PackageContents> {
   const zip = await openZip(file);
   try {
     const entries = await listEntries(zip, limits);
+    await checkActualSizes(zip, entries, limits);
     const manifestEntry = entries.get('manifest.json');
     if (!manifestEntry) throw refuse('it has no manifest.json at its root');
     let raw: unknown;

@@ -1,0 +1,68 @@
+/** Package uploads that must be refused without leaving anything behind: too many files, lying zip headers. */
+import { strToU8, zipSync } from 'fflate';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { admin, get, hubsStoppedAfterEach } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
+import { storedStateOf } from './support/storedState.js';
+
+const hub = hubsStoppedAfterEach();
+
+async function upload(h: TestHub, files: { name: string; data: Buffer }[]) {
+  const form = new FormData();
+  for (const f of files) form.append('package', new Blob([new Uint8Array(f.data)]), f.name);
+  const url = `${h.url}/rest/management/upload-package?SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
+  const response = await fetch(url, { method: 'POST', body: form });
+  const text = await response.text();
+  return { status: response.status, text, json: () => JSON.parse(text) as { Message: string } };
+}
+
+const packageZip = (name: string, extra: Record<string, Uint8Array> = {}) =>
+  Buffer.from(zipSync({ 'manifest.json': strToU8(JSON.stringify({ Name: name, Version: '1' })), ...extra }));
+
+/** Rewrites the declared uncompressed size of `entry` in both its local and central headers. */
+function lieAboutSize(zip: Buffer, entry: string, declared: number): Buffer {
+  const out = Buffer.from(zip);
+  const name = Buffer.from(entry);
+  for (let at = 0; at < out.length - 4; at++) {
+    const signature = out.readUInt32LE(at);
+    if (signature === 0x04034b50 && out.subarray(at + 30, at + 30 + name.length).equals(name)) out.writeUInt32LE(declared, at + 22);
+    if (signature === 0x02014b50 && out.subarray(at + 46, at + 46 + name.length).equals(name)) out.writeUInt32LE(declared, at + 24);
+  }
+  return out;
+}
+
+const tmpFiles = (h: TestHub) => fs.readdirSync(path.join(h.dataDir, 'tmp'));
+
+describe('upload limits', () => {
+  it('11 files in one upload: 413, nothing stored, no temp file left in data/tmp', async () => {
+    const h = await hub();
+    const stored = storedStateOf(h.dataDir);
+    const before = stored.digest();
+    const files = Array.from({ length: 11 }, (_, i) => ({ name: `p${i}.zip`, data: packageZip(`P${i}`, { 'big.bin': new Uint8Array(64 * 1024).map((_, j) => (j * 7919) % 251) }) }));
+    const reply = await upload(h, files);
+    expect(reply.status, reply.text).toBe(413);
+    expect(reply.json().Message).toMatch(/too large|too many|files/i);
+    // Formidable may still be finishing the file it had started: give it a moment, then nothing may remain.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(tmpFiles(h)).toEqual([]);
+    expect(stored.digest()).toBe(before);
+    stored.close();
+    expect((await get(h, 'management/packages', admin)).json()).toEqual([]);
+  });
+
+  it('an entry the manifest does not name, declaring 100 B and holding 100 MiB, is refused', async () => {
+    const h = await hub();
+    const stored = storedStateOf(h.dataDir);
+    const before = stored.digest();
+    const honest = packageZip('Liar', { 'payload.bin': new Uint8Array(100 * 1024 * 1024) });
+    const reply = await upload(h, [{ name: 'liar.zip', data: lieAboutSize(honest, 'payload.bin', 100) }]);
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.json().Message).toMatch(/payload.bin' does not hold what its header says/);
+    expect(stored.digest()).toBe(before);
+    stored.close();
+    expect(tmpFiles(h)).toEqual([]);
+    expect(fs.readdirSync(path.join(h.dataDir, 'repository'))).toEqual([]);
+  }, 30_000);
+});
