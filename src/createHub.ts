@@ -4,11 +4,14 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { defaultConfiguration, generateAccessKey, readConfigurationText, writeFileAtomically } from './config/configFile.js';
-import { parseConfiguration, serializeConfiguration } from './config/xmlFile.js';
+import type { ConfigurationFile } from './config/model.js';
+import { ConfigurationError, managementAccessProblem } from './config/validate.js';
+import { parseConfigurationFile, serializeConfiguration } from './config/xmlFile.js';
 import type { OpenedDatabase } from './db/open.js';
 import { closeDatabase, migrateToLatest, openDatabase } from './db/open.js';
 import { CallerDirectory } from './hub/caller.js';
@@ -24,7 +27,8 @@ import { Subscriptions } from './hub/subscriptions.js';
 import { Sweeper } from './hub/sweeper.js';
 import { createApp } from './http/app.js';
 import type { HubServices } from './http/context.js';
-import { listenAddress } from './listen.js';
+import type { ListenAddress } from './listen.js';
+import { listenAddresses } from './listen.js';
 import { createLogger } from './logger.js';
 import type { HubOptions } from './settings.js';
 import { HubMetrics } from './metrics.js';
@@ -43,31 +47,113 @@ import { Overview } from './hub/overview.js';
 export const HUB_VERSION = '0.3.0';
 
 export interface Hub {
-  /** `http://HOST:PORT` once started. */
+  /** `http://HOST:PORT` (plus the first listen URI's path prefix) once started. */
   readonly url: string;
   readonly port: number;
+  /** Every address served, one per listen URI (several when the configuration lists several). */
+  readonly urls: string[];
   readonly services: HubServices;
   readonly database: OpenedDatabase;
   /** Set when the first start generated the administrator's access key. */
   readonly generatedAdminKey: string | undefined;
+  /**
+   * Applies the configuration file as it is on disk now (what `GET management/configuration/reload`
+   * does, for SIGHUP). Throws ConfigurationError, changing nothing, when the file would not start.
+   */
+  reloadConfiguration(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Reads the configuration file; on a first start writes the default one. Throws before any database work. */
-function loadConfiguration(options: HubOptions) {
-  const text = readConfigurationText(options.configPath);
-  if (text !== undefined) return { config: parseConfiguration(text), generatedAdminKey: undefined };
+/**
+ * Reads the configuration file; on a first start writes the default one. Throws ConfigurationError
+ * before any database work when the file could not run a hub.
+ */
+async function loadConfiguration(options: HubOptions): Promise<{ file: ConfigurationFile; text: string; generatedAdminKey?: string }> {
+  const text = await readConfigurationText(options.configPath);
+  if (text !== undefined) {
+    const file = parseConfigurationFile(text);
+    const problem = managementAccessProblem(file.config);
+    if (problem) throw new ConfigurationError(`${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`);
+    return { file, text };
+  }
   const generatedAdminKey = options.adminKey ? undefined : generateAccessKey();
   const config = defaultConfiguration(options.adminKey ?? (generatedAdminKey as string));
-  writeFileAtomically(options.configPath, serializeConfiguration(config));
-  return { config, generatedAdminKey };
+  const written = serializeConfiguration(config);
+  await writeFileAtomically(options.configPath, written);
+  return { file: { config, appSettings: {}, ignored: [] }, text: written, generatedAdminKey };
+}
+
+/** Why this hub cannot serve `address`, as a ConfigurationError, or nothing when it can. */
+function checkListen(options: HubOptions, address: ListenAddress): void {
+  if (address.protocol !== 'https' || (options.tlsCertPath && options.tlsKeyPath)) return;
+  throw new ConfigurationError(
+    `the listen URI "${address.uri}" is https: give the certificate and key as PEM files with HUB_TLS_CERT and HUB_TLS_KEY, ` +
+      'or listen on http:// and let a reverse proxy (nginx, Caddy) terminate TLS in front of the hub (docs/operations.md)',
+  );
+}
+
+/**
+ * A request handler serving the hub under each of `prefixes` ('' = at the root): `/constellation/rest/…`
+ * reaches the hub as `/rest/…`. Anything outside every prefix is 404.
+ */
+function underPrefixes(prefixes: string[], handler: http.RequestListener): http.RequestListener {
+  if (prefixes.includes('')) return handler;
+  const notFoundBody = JSON.stringify({ Message: 'No interface is served at this address.', MessageDetail: `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.` });
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const prefix = prefixes.find((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+    if (prefix === undefined) {
+      res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(notFoundBody) });
+      res.end(notFoundBody);
+      return;
+    }
+    const rest = url.slice(prefix.length);
+    req.url = rest.startsWith('/') ? rest : `/${rest}`;
+    handler(req, res);
+  };
 }
 
 /** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
+function configureServer(server: http.Server): void {
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 30_000;
+  // Long-polls last up to 120 s; a whole request may take longer than that only if it is stuck.
+  server.requestTimeout = 180_000;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      Message: tooLarge ? 'The request address or headers are too large.' : 'The request is not valid HTTP.',
+      ...(tooLarge ? { MessageDetail: 'Send large values in the body of a POST request.' } : {}),
+    });
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
+
+function listen(server: http.Server, address: ListenAddress): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // After a restart or a power cut every device reconnects at once: Node's default accept queue (511)
+    // would drop the rest of the SYNs and make those devices wait out a one-second retransmit.
+    server.listen({ port: address.port, host: address.host, backlog: LISTEN_BACKLOG }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
 export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
-  const { config, generatedAdminKey } = loadConfiguration(options);
+  const { file, text: configText, generatedAdminKey } = await loadConfiguration(options);
+  const { config } = file;
+  const addresses = listenAddresses(config.listenUris, { host: options.host, port: options.port });
+  addresses.forEach((address) => checkListen(options, address));
+  if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);
+  const tls = addresses.some((a) => a.protocol === 'https')
+    ? { cert: fs.readFileSync(options.tlsCertPath as string), key: fs.readFileSync(options.tlsKeyPath as string) }
+    : undefined;
   fs.mkdirSync(options.dataDir, { recursive: true });
   const notifier = new Notifier();
   // The counts are read at scrape time only, long after `db` below exists.
@@ -89,8 +175,8 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     throw error;
   }
 
-  const configuration = new Configuration(db, options.configPath, config);
-  await configuration.replace(config, { writeFile: false });
+  const configuration = new Configuration(db, options.configPath, config, configText);
+  await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
 
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(db);
@@ -129,12 +215,13 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     messages,
     packageLogs,
     descriptors: new Descriptors(db),
-    management: new Management(db, configuration, messages, options.configPath, repository),
+    management: new Management(db, configuration, messages, options.configPath, repository, (address) => checkListen(options, address)),
     repository,
     version: HUB_VERSION,
     metrics,
     authFailures: new AuthFailureThrottle({
-      baseMs: options.authFailureDelayMs,
+      // Constellation's appSettings DelayAfterAuthentificationError, when the file has it, sets the base delay.
+      baseMs: file.appSettings.delayAfterAuthenticationErrorMs ?? options.authFailureDelayMs,
       stepMs: options.authFailureStepMs,
       maxMs: options.authFailureMaxDelayMs,
       limit: options.authFailureLimit,
@@ -147,46 +234,52 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   sweeper.start();
 
   const app = createApp(services, readiness);
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 30_000;
-  // Long-polls last up to 120 s; a whole request may take longer than that only if it is stuck.
-  server.requestTimeout = 180_000;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const body = JSON.stringify({
-      Message: tooLarge ? 'The request address or headers are too large.' : 'The request is not valid HTTP.',
-      ...(tooLarge ? { MessageDetail: 'Send large values in the body of a POST request.' } : {}),
-    });
-    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  });
-
-  const address = listenAddress(configuration.current.listenUris, { host: options.host, port: options.port });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // After a restart or a power cut every device reconnects at once: Node's default accept queue (511)
-    // would drop the rest of the SYNs and make those devices wait out a one-second retransmit.
-    server.listen({ port: address.port, host: address.host, backlog: LISTEN_BACKLOG }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = address.host === undefined || address.host === '0.0.0.0' || address.host === '::' ? 'localhost' : address.host;
+  const callback = app.callback();
+  // One server per host and port; several listen URIs on one port differ by their path prefix.
+  const groups = new Map<string, ListenAddress[]>();
+  for (const address of addresses) {
+    const key = `${address.host ?? '*'}:${address.port}`;
+    const group = groups.get(key) ?? [];
+    if (group.length && group[0].protocol !== address.protocol) {
+      throw new ConfigurationError(`the listen URIs "${group[0].uri}" and "${address.uri}" share a port with different schemes`);
+    }
+    groups.set(key, [...group, address]);
+  }
+  const servers: http.Server[] = [];
+  const urls: string[] = [];
+  try {
+    for (const group of groups.values()) {
+      const handler = underPrefixes(group.map((a) => a.prefix), callback);
+      const server = group[0].protocol === 'https' && tls ? https.createServer(tls, handler) : http.createServer(handler);
+      servers.push(server);
+      configureServer(server);
+      await listen(server, group[0]);
+      const port = (server.address() as AddressInfo).port;
+      const host = group[0].host;
+      const shownHost = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      for (const a of group) urls.push(`${a.protocol}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}${a.prefix}`);
+    }
+  } catch (error) {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    await expiry.stop();
+    await sweeper.stop();
+    await closeDatabase(database);
+    throw error;
+  }
+  const port = (servers[0].address() as AddressInfo).port;
   readiness.ready = true;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       readiness.ready = false;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
       notifier.endAll();
       // Connections become idle as their last responses go out: close each as soon as it is.
-      const idle = setInterval(() => server.closeIdleConnections(), 25);
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 3000);
+      const closeIdle = () => servers.forEach((server) => server.closeIdleConnections());
+      const idle = setInterval(closeIdle, 25);
+      closeIdle();
+      const force = setTimeout(() => servers.forEach((server) => server.closeAllConnections()), 3000);
       await closed;
       clearInterval(idle);
       clearTimeout(force);
@@ -198,8 +291,12 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   };
 
   return {
-    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+    url: urls[0],
     port,
+    urls,
+    reloadConfiguration: async () => {
+      await services.management.reload(false, undefined, { by: '(signal)', reason: 'reload' });
+    },
     services,
     database,
     generatedAdminKey,

@@ -40,6 +40,9 @@ export interface HubOptions {
   trustProxy: boolean;
   /** How long writes wait, without blocking the hub, while another process holds the database's write lock. */
   lockWaitMs: number;
+  /** PEM certificate chain and private key files for `https://` listen URIs (HUB_TLS_CERT, HUB_TLS_KEY). */
+  tlsCertPath?: string;
+  tlsKeyPath?: string;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -68,6 +71,8 @@ const envSchema = z.object({
   HUB_DOWNLOAD_TIMEOUT_MS: integer(100).default(30_000),
   HUB_TRUST_PROXY: z.enum(['true', 'false']).default('false'),
   HUB_LOCK_WAIT_MS: integer(0).default(10_000),
+  HUB_TLS_CERT: z.string().min(1).optional(),
+  HUB_TLS_KEY: z.string().min(1).optional(),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -131,5 +136,7 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     downloadTimeoutMs: e.HUB_DOWNLOAD_TIMEOUT_MS,
     trustProxy: e.HUB_TRUST_PROXY === 'true',
     lockWaitMs: e.HUB_LOCK_WAIT_MS,
+    tlsCertPath: e.HUB_TLS_CERT === undefined ? undefined : path.resolve(e.HUB_TLS_CERT),
+    tlsKeyPath: e.HUB_TLS_KEY === undefined ? undefined : path.resolve(e.HUB_TLS_KEY),
   });
 }

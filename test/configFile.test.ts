@@ -18,7 +18,7 @@ describe('configuration file', () => {
     model.sentinels[0].packages[0].recoveryOptions = { restartAfterFailure: false, numberOfRetry: 1, resetCounterAfterMinutes: 2, restartPackageAfterSeconds: 3 };
     model.credentials[1].authorizations.stateObjects = {
       defaultAuthorization: 'Deny',
-      rules: [{ id: 1, authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: 'Temp*' }],
+      rules: [{ id: '1', authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: 'Temp*' }],
     };
     const once = parseConfiguration(serializeConfiguration(model));
     expect(once).toEqual(model);

@@ -171,7 +171,7 @@ describe('credentials', () => {
     };
     const set = await post(h, 'management/credentials/Dev/authorizations', admin, rules);
     expect(set.json()).toEqual({
-      StateObjects: { DefaultAuthorization: 'Allow', Authorizations: [{ Id: 1, Authorization: 'Deny', SentinelName: '*', PackageName: '*', Name: 'Secret' }] },
+      StateObjects: { DefaultAuthorization: 'Allow', Authorizations: [{ Id: '1', Authorization: 'Deny', SentinelName: '*', PackageName: '*', Name: 'Secret' }] },
       Messages: { DefaultAuthorization: 'Deny', Authorizations: [] },
       Groups: { DefaultAuthorization: 'Allow', Authorizations: [] },
     });
@@ -223,7 +223,7 @@ describe('configuration file', () => {
     expect(reload.json<{ MessageDetail: string }>().MessageDetail).toMatch(/accessKey/);
     expect((await get(h, 'management/CheckAccess', admin)).status).toBe(200);
     const sqlite = new Database(path.join(h.dataDir, 'hub.db'), { readonly: true });
-    expect(sqlite.prepare('select count(*) as n from credentials').get()).toEqual({ n: 4 });
+    expect(sqlite.prepare('select count(*) as n from configuration_versions').get()).toEqual({ n: 1 });
     sqlite.close();
   });
 

@@ -218,11 +218,11 @@ describe('authorizations', () => {
     dev.authorizations.messages = {
       defaultAuthorization: 'Deny',
       rules: [
-        { id: 1, authorization: 'Deny', scope: 'Package', args: 'S2/*', messageKey: '*' },
-        { id: 2, authorization: 'Allow', scope: '*', args: '*', messageKey: 'Ping' },
+        { id: '1', authorization: 'Deny', scope: 'Package', args: 'S2/*', messageKey: '*' },
+        { id: '2', authorization: 'Allow', scope: '*', args: '*', messageKey: 'Ping' },
       ],
     };
-    dev.authorizations.groups = { defaultAuthorization: 'Allow', rules: [{ id: 1, authorization: 'Deny', groupName: 'Admin*' }] };
+    dev.authorizations.groups = { defaultAuthorization: 'Allow', rules: [{ id: '1', authorization: 'Deny', groupName: 'Admin*' }] };
     return config;
   }
 

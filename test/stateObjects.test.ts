@@ -275,8 +275,8 @@ describe('ownership, expiry and authorization', () => {
         stateObjects: {
           defaultAuthorization: 'Deny',
           rules: [
-            { id: 1, authorization: 'Deny', sentinelName: '*', packageName: '*', name: 'Secret*' },
-            { id: 2, authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: '*' },
+            { id: '1', authorization: 'Deny', sentinelName: '*', packageName: '*', name: 'Secret*' },
+            { id: '2', authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: '*' },
           ],
         },
         messages: { defaultAuthorization: 'Allow', rules: [] },

@@ -2,8 +2,12 @@
 
 export type Authorization = 'Allow' | 'Deny';
 
+/**
+ * Rule ids are text, as in Constellation's own files (`id="Paradox"`); numeric ids are text too. Rules
+ * are tried in document order, whatever their ids.
+ */
 export interface StateObjectRule {
-  id: number;
+  id: string;
   authorization: Authorization;
   sentinelName: string;
   packageName: string;
@@ -11,7 +15,7 @@ export interface StateObjectRule {
 }
 
 export interface MessageRule {
-  id: number;
+  id: string;
   authorization: Authorization;
   scope: string;
   args: string;
@@ -19,7 +23,7 @@ export interface MessageRule {
 }
 
 export interface GroupRule {
-  id: number;
+  id: string;
   authorization: Authorization;
   groupName: string;
 }
@@ -107,3 +111,17 @@ export const openAuthorizations = (): CredentialAuthorizations => ({
 
 /** Sentinel names that identify an interface rather than a declared sentinel. */
 export const reservedSentinelNames = ['Consumer', 'Management'];
+
+/** `appSettings` keys of a Constellation file that have a meaning here. */
+export interface AppSettings {
+  /** `DelayAfterAuthentificationError` (ms): the delay before a refused authentication is answered. */
+  delayAfterAuthenticationErrorMs?: number;
+}
+
+/** What reading a file gives: the configuration, plus what the file says outside of it. */
+export interface ConfigurationFile {
+  config: HubConfiguration;
+  appSettings: AppSettings;
+  /** Parts of the file the hub does not use, each named once (reported at start, never silently). */
+  ignored: string[];
+}

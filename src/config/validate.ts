@@ -2,9 +2,10 @@
  * Rules across the whole configuration that no single element can check: unique names, references
  * that resolve, reserved names. Used for the file at start-up and reload, and for every management write.
  */
-import type { HubConfiguration } from './model.js';
+import { parseListenUri } from '../listen.js';
+import type { HubConfiguration, RuleSet, Setting } from './model.js';
 import { reservedSentinelNames } from './model.js';
-import { nameProblem } from './names.js';
+import { keyProblem, nameProblem, textProblem } from './names.js';
 
 export class ConfigurationError extends Error {
   constructor(message: string) {
@@ -26,13 +27,50 @@ export function validateConfiguration(config: HubConfiguration): void {
   const fail = (message: string): never => {
     throw new ConfigurationError(message);
   };
-  const checkName = (where: string, name: string) => {
+  const checkName = (where: string, name: string, attribute = 'name') => {
     const problem = nameProblem(name);
-    if (problem) fail(`${where} attribute "name" ("${name}") ${problem}`);
+    if (problem) fail(`${where} attribute "${attribute}" (${JSON.stringify(name)}) ${problem}`);
+  };
+  const checkKey = (where: string, attribute: string, key: string) => {
+    const problem = keyProblem(key);
+    if (problem) fail(`${where} attribute "${attribute}" (${JSON.stringify(key)}) ${problem}`);
+  };
+  const checkText = (where: string, attribute: string, text: string) => {
+    const problem = textProblem(text);
+    if (problem) fail(`${where} ${attribute} ${problem}`);
+  };
+  const checkSettings = (where: string, settings: Setting[]) => {
+    for (const s of settings) {
+      checkKey(`${where}/<settings>/<setting>`, 'key', s.key);
+      checkText(`${where}/<settings>/<setting key="${s.key}">`, s.kind === 'content' ? '<content>' : 'attribute "value"', s.value);
+    }
+  };
+  const checkRules = (where: string, set: RuleSet<{ id: string } & object>) => {
+    for (const rule of set.rules) {
+      checkKey(`${where}/<authorization>`, 'id', rule.id);
+      for (const [field, value] of Object.entries(rule)) {
+        if (field !== 'id' && field !== 'authorization' && typeof value === 'string') checkKey(`${where}/<authorization id="${rule.id}">`, field, value);
+      }
+    }
   };
 
+  config.listenUris.forEach((uri) => {
+    try {
+      parseListenUri(uri);
+    } catch (error) {
+      fail(`<listenUris>/<uri> attribute "listenUri": ${(error as Error).message}`);
+    }
+  });
+
   const credentialNames = new Set(config.credentials.map((c) => c.name));
-  config.credentials.forEach((c) => checkName(`<credentials>/<credential name="${c.name}">`, c.name));
+  for (const c of config.credentials) {
+    const where = `<credentials>/<credential name="${c.name}">`;
+    checkName(where, c.name);
+    checkKey(where, 'accessKey', c.accessKey);
+    checkRules(`${where}/<authorizations>/<stateObjects>`, c.authorizations.stateObjects);
+    checkRules(`${where}/<authorizations>/<messages>`, c.authorizations.messages);
+    checkRules(`${where}/<authorizations>/<groups>`, c.authorizations.groups);
+  }
   const dupCredential = firstDuplicate(config.credentials.map((c) => c.name));
   if (dupCredential) fail(`<credentials>/<credential> attribute "name": "${dupCredential}" is declared twice`);
   const dupKey = firstDuplicate(config.credentials.map((c) => c.accessKey));
@@ -47,6 +85,7 @@ export function validateConfiguration(config: HubConfiguration): void {
   for (const group of config.settingsGroups) {
     const where = `<settingsGroups>/<group name="${group.name}">`;
     checkName(where, group.name);
+    checkSettings(where, group.settings);
     const dupSetting = firstDuplicate(group.settings.map((s) => s.key));
     if (dupSetting) fail(`${where}/<settings>/<setting> attribute "key": "${dupSetting}" is declared twice`);
   }
@@ -67,6 +106,8 @@ export function validateConfiguration(config: HubConfiguration): void {
     for (const instance of sentinel.packages) {
       const at = `${where}/<packages>/<package name="${instance.name}">`;
       checkName(at, instance.name);
+      if (instance.packageFile !== undefined) checkText(at, 'attribute "filename"', instance.packageFile);
+      checkSettings(at, instance.settings);
       if (instance.credential !== undefined && !credentialNames.has(instance.credential)) {
         fail(`${at} attribute "credential": unknown credential "${instance.credential}"`);
       }
@@ -83,4 +124,10 @@ export function validateConfiguration(config: HubConfiguration): void {
       }
     }
   }
+}
+
+/** Why nobody could manage the hub with `config`, or undefined when someone can. */
+export function managementAccessProblem(config: HubConfiguration): string | undefined {
+  if (config.credentials.some((c) => c.enable && c.enableManagementAPI)) return undefined;
+  return 'no enabled credential has the management right (enable="true" enableManagementAPI="true"): nobody could manage the hub';
 }

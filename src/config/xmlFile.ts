@@ -1,52 +1,129 @@
 /**
- * The XML configuration file: text ⇄ HubConfiguration. Parsing validates the shape (zod, naming the
- * element and attribute at fault) and the cross-element rules; serializing round-trips what parsing reads.
+ * Reading the XML configuration file: text → document (xmlDocument.ts, hostile input refused) → the
+ * shape zod validates (xmlShape.ts, naming the element and attribute at fault) → HubConfiguration, then
+ * the rules across the whole configuration (validate.ts). Everything the hub does not use is collected
+ * and named, so that a start can report it once.
  */
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XmlElement } from '@rgrove/parse-xml';
 import type { z } from 'zod';
-import type {
-  CredentialAuthorizations,
-  HubConfiguration,
-  RecoveryOptions,
-  Setting,
-} from './model.js';
+import type { AppSettings, ConfigurationFile, CredentialAuthorizations, HubConfiguration, RecoveryOptions, Setting } from './model.js';
 import { defaultRecoveryOptions } from './model.js';
 import { ConfigurationError, validateConfiguration } from './validate.js';
+import type { ConfigurationDocument } from './xmlDocument.js';
+import { elements, innerText, readDocument } from './xmlDocument.js';
 import type { RecoveryOptionsXml, SettingsXml } from './xmlShape.js';
-import { configurationXml, repeatedElements } from './xmlShape.js';
+import { configurationXml } from './xmlShape.js';
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  parseAttributeValue: false,
-  parseTagValue: false,
-  trimValues: true,
-  // Setting contents are JSON text or a whole XML document: keep them as the text they are.
-  stopNodes: ['*.content'],
-  isArray: (tagName) => repeatedElements.has(tagName),
+export { serializeConfiguration } from './xmlWrite.js';
+
+/** What each element may hold: attributes, child elements (repeated ones as arrays), raw content. */
+interface ElementSpec {
+  attributes?: readonly string[];
+  /** Other spellings of an attribute, mapped onto its name (Constellation's own typo). */
+  aliases?: Readonly<Record<string, string>>;
+  children?: Readonly<Record<string, ElementSpec>>;
+  repeated?: boolean;
+  /** The element's inner text is the value, as written (setting contents: JSON text or an XML document). */
+  raw?: boolean;
+}
+
+const recoverySpec: ElementSpec = {
+  attributes: ['restartAfterFailure', 'numberOfRetry', 'resetCounterAfterMinutes', 'restartPackageAfterSeconds'],
+  aliases: { restCounterAfterMinutes: 'resetCounterAfterMinutes' },
+};
+const ruleSetSpec = (fields: string[]): ElementSpec => ({
+  attributes: ['defaultAuthorization'],
+  children: { authorization: { repeated: true, attributes: ['id', 'authorization', ...fields] } },
 });
+const settingsSpec: ElementSpec = {
+  children: {
+    setting: { repeated: true, attributes: ['key', 'value'], children: { content: { raw: true } } },
+    import: { repeated: true, children: { settingGroup: { repeated: true, attributes: ['groupName'] } } },
+  },
+};
+const hubSpec: ElementSpec = {
+  children: {
+    listenUris: { children: { uri: { repeated: true, attributes: ['listenUri'] } } },
+    recoveryOptions: recoverySpec,
+    credentials: {
+      children: {
+        credential: {
+          repeated: true,
+          attributes: ['name', 'accessKey', 'enable', 'enableControlHub', 'enableManagementAPI', 'enableDeveloperAccess'],
+          children: {
+            authorizations: {
+              children: {
+                stateObjects: ruleSetSpec(['sentinelName', 'packageName', 'name']),
+                messages: ruleSetSpec(['scope', 'args', 'messageKey']),
+                groups: ruleSetSpec(['groupName']),
+              },
+            },
+          },
+        },
+      },
+    },
+    sentinels: {
+      children: {
+        sentinel: {
+          repeated: true,
+          attributes: ['name', 'credential'],
+          children: {
+            packages: {
+              children: {
+                package: {
+                  repeated: true,
+                  attributes: ['name', 'enable', 'filename', 'credential', 'autostart'],
+                  children: {
+                    settings: settingsSpec,
+                    groups: { children: { group: { repeated: true, attributes: ['name'] } } },
+                    recoveryOptions: recoverySpec,
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    settingsGroups: { children: { group: { repeated: true, attributes: ['name'], children: { settings: settingsSpec } } } },
+  },
+};
 
-const builder = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  format: true,
-  suppressEmptyNode: true,
-  suppressBooleanAttributes: false,
-  stopNodes: ['*.content'],
-});
+/** `appSettings` keys with a meaning here (the spelling is Constellation's). */
+const honouredAppSettings = ['DelayAfterAuthentificationError'];
 
-type Tree = Record<string, unknown>;
+type Shape = Record<string, unknown>;
 
-/** Accepts `<hub>`, `<constellation>` or `<configuration><constellation>` so existing files migrate. */
-function rootOf(document: Tree): Tree {
-  const pick = (v: unknown): Tree => (v === '' || v == null ? {} : (v as Tree));
-  if ('hub' in document) return pick(document.hub);
-  if ('constellation' in document) return pick(document.constellation);
-  if ('configuration' in document) {
-    const inner = pick(document.configuration);
-    if ('constellation' in inner) return pick(inner.constellation);
+const where = (path: string, element: XmlElement) => {
+  const name = element.attributes.name ?? element.attributes.key;
+  return `${path}/<${element.name}${name !== undefined ? ` ${element.attributes.name !== undefined ? 'name' : 'key'}="${name}"` : ''}>`;
+};
+
+/** Namespace declarations say how the file was written, not what it configures. */
+const isDeclaration = (attribute: string) => attribute === 'xmlns' || attribute.startsWith('xmlns:') || attribute.startsWith('xsi:');
+
+function toShape(text: string, element: XmlElement, spec: ElementSpec, path: string, ignored: string[]): Shape {
+  const shape: Shape = {};
+  const here = where(path, element);
+  for (const [name, value] of Object.entries(element.attributes)) {
+    const canonical = spec.aliases?.[name] ?? name;
+    if (spec.attributes?.includes(canonical)) {
+      // The canonical spelling wins when a file has both.
+      if (canonical === name || !(`@_${canonical}` in shape)) shape[`@_${canonical}`] = value;
+    } else if (!isDeclaration(name)) ignored.push(`attribute "${name}" of ${here}`);
   }
-  throw new ConfigurationError('the root element must be <hub> (or <constellation>)');
+  for (const node of elements(element)) {
+    const childSpec = spec.children?.[node.name];
+    if (!childSpec) {
+      ignored.push(`${here}/<${node.name}>`);
+      continue;
+    }
+    const value = childSpec.raw ? innerText(text, node) : toShape(text, node, childSpec, here, ignored);
+    if (childSpec.repeated) ((shape[node.name] ??= []) as unknown[]).push(value);
+    else if (!(node.name in shape)) shape[node.name] = value;
+    else ignored.push(`${here}/<${node.name}> (a second one)`);
+  }
+  return shape;
 }
 
 function describePath(path: PropertyKey[]): string {
@@ -65,7 +142,8 @@ function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (whole, name: string) => {
     if (name[0] === '#') {
       const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return Number.isFinite(code) ? String.fromCodePoint(code) : whole;
+      // The parser already refused references to characters XML cannot hold.
+      return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return entities[name.toLowerCase()] ?? whole;
   });
@@ -79,12 +157,6 @@ function contentText(raw: string): string {
   if (text.startsWith('<')) return text;
   return decodeEntities(text);
 }
-
-function escapeText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-const isXmlContent = (text: string) => text.trimStart().startsWith('<');
 
 function settingsFrom(xml: SettingsXml | undefined): { settings: Setting[]; imports: string[] } {
   if (!xml) return { settings: [], imports: [] };
@@ -106,9 +178,10 @@ function recoveryFrom(xml: RecoveryOptionsXml): RecoveryOptions {
   };
 }
 
-type AuthorizationsXml = NonNullable<
-  z.infer<typeof configurationXml>['credentials']
->['credential'][number]['authorizations'];
+type AuthorizationsXml = NonNullable<z.infer<typeof configurationXml>['credentials']>['credential'][number]['authorizations'];
+
+// A rule without an id gets its position, so that messages can still name it.
+const ruleId = (id: string | undefined, index: number) => id ?? String(index + 1);
 
 function authorizationsFrom(xml: AuthorizationsXml): CredentialAuthorizations {
   const so = xml?.stateObjects;
@@ -118,7 +191,7 @@ function authorizationsFrom(xml: AuthorizationsXml): CredentialAuthorizations {
     stateObjects: {
       defaultAuthorization: so?.['@_defaultAuthorization'] ?? 'Allow',
       rules: (so?.authorization ?? []).map((r, i) => ({
-        id: r['@_id'] || i + 1,
+        id: ruleId(r['@_id'], i),
         authorization: r['@_authorization'],
         sentinelName: r['@_sentinelName'],
         packageName: r['@_packageName'],
@@ -128,7 +201,7 @@ function authorizationsFrom(xml: AuthorizationsXml): CredentialAuthorizations {
     messages: {
       defaultAuthorization: msg?.['@_defaultAuthorization'] ?? 'Allow',
       rules: (msg?.authorization ?? []).map((r, i) => ({
-        id: r['@_id'] || i + 1,
+        id: ruleId(r['@_id'], i),
         authorization: r['@_authorization'],
         scope: r['@_scope'],
         args: r['@_args'],
@@ -138,7 +211,7 @@ function authorizationsFrom(xml: AuthorizationsXml): CredentialAuthorizations {
     groups: {
       defaultAuthorization: grp?.['@_defaultAuthorization'] ?? 'Allow',
       rules: (grp?.authorization ?? []).map((r, i) => ({
-        id: r['@_id'] || i + 1,
+        id: ruleId(r['@_id'], i),
         authorization: r['@_authorization'],
         groupName: r['@_groupName'],
       })),
@@ -146,14 +219,37 @@ function authorizationsFrom(xml: AuthorizationsXml): CredentialAuthorizations {
   };
 }
 
-/** Parses and validates the configuration file's text; throws ConfigurationError naming the fault. */
-export function parseConfiguration(text: string): HubConfiguration {
-  const wellFormed = XMLValidator.validate(text);
-  if (wellFormed !== true) {
-    const { msg, line, col } = wellFormed.err;
-    throw new ConfigurationError(`not well-formed XML at line ${line}, column ${col}: ${msg}`);
+/** `<configuration>`'s other children: `appSettings` keys with a meaning are read, the rest reported. */
+function readWrapper(doc: ConfigurationDocument, ignored: string[]): AppSettings {
+  const appSettings: AppSettings = {};
+  if (!doc.wrapper) return appSettings;
+  for (const node of elements(doc.wrapper)) {
+    if (node === doc.root) continue;
+    if (node.name !== 'appSettings') {
+      ignored.push(`<configuration>/<${node.name}>`);
+      continue;
+    }
+    for (const add of elements(node)) {
+      const key = add.attributes.key;
+      if (add.name !== 'add' || key === undefined || !honouredAppSettings.includes(key)) {
+        ignored.push(`<appSettings>/<${add.name}${key !== undefined ? ` key="${key}"` : ''}>`);
+        continue;
+      }
+      const value = add.attributes.value ?? '';
+      if (!/^\s*\d{1,7}\s*$/.test(value)) {
+        throw new ConfigurationError(`<appSettings>/<add key="${key}"> attribute "value": expected a whole number of milliseconds, got "${value}"`);
+      }
+      appSettings.delayAfterAuthenticationErrorMs = Number(value);
+    }
   }
-  const root = rootOf(parser.parse(text) as Tree);
+  return appSettings;
+}
+
+/** Reads an already parsed document; throws ConfigurationError naming the fault. */
+export function configurationFromDocument(doc: ConfigurationDocument): ConfigurationFile {
+  const ignored: string[] = [];
+  const appSettings = readWrapper(doc, ignored);
+  const root = toShape(doc.text, doc.root, hubSpec, '', ignored);
   const shaped = configurationXml.safeParse(root);
   if (!shaped.success) {
     const issue = shaped.error.issues[0];
@@ -192,99 +288,15 @@ export function parseConfiguration(text: string): HubConfiguration {
     })),
   };
   validateConfiguration(config);
-  return config;
+  return { config, appSettings, ignored };
 }
 
-const recoveryXml = (r: RecoveryOptions) => ({
-  '@_restartAfterFailure': String(r.restartAfterFailure),
-  '@_numberOfRetry': String(r.numberOfRetry),
-  '@_resetCounterAfterMinutes': String(r.resetCounterAfterMinutes),
-  '@_restartPackageAfterSeconds': String(r.restartPackageAfterSeconds),
-});
+/** Parses and validates the configuration file's text, with what it says outside the configuration. */
+export function parseConfigurationFile(text: string): ConfigurationFile {
+  return configurationFromDocument(readDocument(text));
+}
 
-const settingXml = (s: Setting) =>
-  s.kind === 'content'
-    ? { '@_key': s.key, content: isXmlContent(s.value) ? s.value.trim() : escapeText(s.value) }
-    : { '@_key': s.key, '@_value': s.value };
-
-const authorizationsXml = (a: CredentialAuthorizations) => ({
-  stateObjects: {
-    '@_defaultAuthorization': a.stateObjects.defaultAuthorization,
-    authorization: a.stateObjects.rules.map((r) => ({
-      '@_id': String(r.id),
-      '@_authorization': r.authorization,
-      '@_sentinelName': r.sentinelName,
-      '@_packageName': r.packageName,
-      '@_name': r.name,
-    })),
-  },
-  messages: {
-    '@_defaultAuthorization': a.messages.defaultAuthorization,
-    authorization: a.messages.rules.map((r) => ({
-      '@_id': String(r.id),
-      '@_authorization': r.authorization,
-      '@_scope': r.scope,
-      '@_args': r.args,
-      '@_messageKey': r.messageKey,
-    })),
-  },
-  groups: {
-    '@_defaultAuthorization': a.groups.defaultAuthorization,
-    authorization: a.groups.rules.map((r) => ({
-      '@_id': String(r.id),
-      '@_authorization': r.authorization,
-      '@_groupName': r.groupName,
-    })),
-  },
-});
-
-/** Serializes the configuration as the XML file the hub reads (parse ∘ serialize is the identity). */
-export function serializeConfiguration(config: HubConfiguration): string {
-  const hub = {
-    listenUris: { uri: config.listenUris.map((u) => ({ '@_listenUri': u })) },
-    recoveryOptions: recoveryXml(config.recoveryOptions),
-    credentials: {
-      credential: config.credentials.map((c) => ({
-        '@_name': c.name,
-        '@_accessKey': c.accessKey,
-        '@_enable': String(c.enable),
-        '@_enableControlHub': String(c.enableControlHub),
-        '@_enableManagementAPI': String(c.enableManagementAPI),
-        '@_enableDeveloperAccess': String(c.enableDeveloperAccess),
-        authorizations: authorizationsXml(c.authorizations),
-      })),
-    },
-    sentinels: {
-      sentinel: config.sentinels.map((s) => ({
-        '@_name': s.name,
-        '@_credential': s.credential,
-        packages: {
-          package: s.packages.map((p) => ({
-            '@_name': p.name,
-            '@_enable': String(p.enable),
-            ...(p.packageFile !== undefined ? { '@_filename': p.packageFile } : {}),
-            ...(p.credential !== undefined ? { '@_credential': p.credential } : {}),
-            '@_autostart': String(p.autoStart),
-            ...(p.settings.length || p.imports.length
-              ? {
-                  settings: {
-                    setting: p.settings.map(settingXml),
-                    ...(p.imports.length ? { import: [{ settingGroup: p.imports.map((g) => ({ '@_groupName': g })) }] } : {}),
-                  },
-                }
-              : {}),
-            ...(p.groups.length ? { groups: { group: p.groups.map((g) => ({ '@_name': g })) } } : {}),
-            ...(p.recoveryOptions ? { recoveryOptions: recoveryXml(p.recoveryOptions) } : {}),
-          })),
-        },
-      })),
-    },
-    settingsGroups: {
-      group: config.settingsGroups.map((g) => ({
-        '@_name': g.name,
-        settings: { setting: g.settings.map(settingXml) },
-      })),
-    },
-  };
-  return `<?xml version="1.0" encoding="utf-8"?>\n${builder.build({ hub }) as string}`;
+/** Parses and validates the configuration file's text; throws ConfigurationError naming the fault. */
+export function parseConfiguration(text: string): HubConfiguration {
+  return parseConfigurationFile(text).config;
 }

@@ -1,6 +1,8 @@
 /**
- * The shape of the XML configuration file as fast-xml-parser hands it over (attributes prefixed `@_`),
- * validated with zod so that every complaint can name the element and attribute at fault.
+ * The shape of the XML configuration file as xmlTree.ts hands it over (attributes prefixed `@_`,
+ * repeated elements as arrays), validated with zod so that every complaint can name the element and
+ * attribute at fault. Names, keys and values are not trimmed here: validate.ts applies names.ts's rules,
+ * the same ones every management endpoint applies.
  */
 import { z } from 'zod';
 
@@ -47,7 +49,7 @@ const authorizationWord = (fallback: 'Allow' | 'Deny') =>
       return z.NEVER;
     });
 
-const requiredText = z.string({ error: 'is required' }).trim().min(1, 'must not be empty');
+const requiredText = z.string({ error: 'is required' }).min(1, 'must not be empty');
 const optionalText = z.string().optional();
 const pattern = z.string().optional().default('*');
 
@@ -58,7 +60,8 @@ export const recoveryOptionsXml = element({
   '@_restartPackageAfterSeconds': wholeNumber(30),
 });
 
-const ruleId = wholeNumber(0);
+/** Text, as in Constellation's files (`id="Paradox"`); absent ids are numbered by position. */
+const ruleId = z.string().optional();
 
 const authorizationsXml = element({
   stateObjects: element({

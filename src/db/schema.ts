@@ -6,56 +6,24 @@ export interface HubSettingsTable {
   value: string;
 }
 
-export interface CredentialsTable {
-  name: string;
-  access_key: string;
-  enabled: number;
-  enable_control_hub: number;
-  enable_management_api: number;
-  enable_developer_access: number;
-  authorizations: string;
-}
-
-export interface SentinelsTable {
-  name: string;
-  credential_name: string;
-}
-
-export interface PackageInstancesTable {
-  sentinel_name: string;
-  name: string;
-  package_file: string | null;
-  enabled: number;
-  credential_name: string | null;
-  auto_start: number;
-  recovery_options: string | null;
-}
-
+/** The groups of each package instance, as the configuration says: message fan-out to a group joins them. */
 export interface PackageInstanceGroupsTable {
   sentinel_name: string;
   instance_name: string;
   group_name: string;
 }
 
-export interface SettingsGroupsTable {
-  name: string;
-}
-
-export interface SettingsTable {
-  owner_kind: 'instance' | 'group';
-  sentinel_name: string;
-  owner_name: string;
-  key: string;
-  kind: 'value' | 'content';
-  value: string;
-  position: number;
-}
-
-export interface PackageInstanceImportsTable {
-  sentinel_name: string;
-  instance_name: string;
-  position: number;
-  settings_group_name: string;
+/** Every version of the configuration file the hub applied, wrote or was sent (newest kept; see docs/configuration.md). */
+export interface ConfigurationVersionsTable {
+  id: Generated<number>;
+  /** ISO 8601, UTC. */
+  written_at: string;
+  /** The credential that made the change, or `(start)` / `(file)` for what the hub found on disk. */
+  written_by: string;
+  reason: string;
+  /** 1 when this text became the applied configuration; 0 for a file posted and not yet reloaded. */
+  applied: number;
+  text: string;
 }
 
 export interface CallersTable {
@@ -168,13 +136,8 @@ export interface RepositoryPackagesTable {
 
 export interface Database {
   hub_settings: HubSettingsTable;
-  credentials: CredentialsTable;
-  sentinels: SentinelsTable;
-  package_instances: PackageInstancesTable;
   package_instance_groups: PackageInstanceGroupsTable;
-  settings_groups: SettingsGroupsTable;
-  settings: SettingsTable;
-  package_instance_imports: PackageInstanceImportsTable;
+  configuration_versions: ConfigurationVersionsTable;
   callers: CallersTable;
   state_objects: StateObjectsTable;
   subscriptions: SubscriptionsTable;

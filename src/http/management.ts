@@ -5,6 +5,7 @@ import { badRequest, notFound } from '../errors.js';
 import { licenseSchema } from '../hub/license.js';
 import type { LogLevel } from '../hub/packageLogs.js';
 import { parseBody } from './bodies.js';
+import type { ChangeOrigin } from '../hub/configuration.js';
 import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent } from './context.js';
 import {
@@ -18,6 +19,12 @@ import {
 } from './managementBodies.js';
 import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from './request.js';
 import { registerRepositoryRoutes } from './repositoryRoutes.js';
+
+/** Who made a configuration change and with which request, for the configuration's history. */
+const origin = (ctx: Context & { state: HubState }): ChangeOrigin => ({
+  by: ctx.state.caller?.credential.name ?? '(unknown)',
+  reason: `${ctx.method} ${ctx.path.replace(/^.*\/rest\/management\//, '')}`,
+});
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
 
@@ -46,26 +53,26 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
 
   // ---- configuration file ----
-  router.get('/configuration', (ctx) => {
+  router.get('/configuration', async (ctx) => {
     ctx.type = 'application/xml; charset=utf-8';
-    ctx.body = management.configurationText();
+    ctx.body = await management.configurationText();
   });
-  router.post('/configuration', (ctx) => {
+  router.post('/configuration', async (ctx) => {
     const text = (ctx.request as { body?: unknown }).body;
     if (typeof text !== 'string' || text.trim() === '') {
       throw badRequest('MissingBody', 'The body must be the XML configuration file (Content-Type: application/xml).');
     }
-    management.saveConfigurationText(text);
+    await management.saveConfigurationText(text, origin(ctx));
     noContent(ctx);
   });
   router.get('/configuration/reload', async (ctx) => {
-    ctx.body = { DeployedTo: (await management.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller)).deployedTo };
+    ctx.body = { DeployedTo: (await management.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller, origin(ctx))).deployedTo };
   });
   router.get('/configuration/recoveryoptions', (ctx) => {
     ctx.body = management.globalRecovery();
   });
   router.post('/configuration/recoveryoptions', async (ctx) => {
-    ctx.body = await management.setGlobalRecovery(parseBody(recoveryBody, jsonBody(ctx)));
+    ctx.body = await management.setGlobalRecovery(parseBody(recoveryBody, jsonBody(ctx)), origin(ctx));
   });
 
   // ---- license ----
@@ -82,23 +89,23 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
   router.post('/sentinels', async (ctx) => {
     const body = parseBody(sentinelBody, jsonBody(ctx));
-    ctx.body = await management.upsertSentinel(body.Name, body.Credential);
+    ctx.body = await management.upsertSentinel(body.Name, body.Credential, origin(ctx));
   });
   router.delete('/sentinels/:sentinel', async (ctx) => {
-    await management.deleteSentinel(pathName(ctx, 'sentinel'));
+    await management.deleteSentinel(pathName(ctx, 'sentinel'), origin(ctx));
     noContent(ctx);
   });
   router.get('/sentinels/:sentinel/packages', (ctx) => {
     ctx.body = management.instances(pathName(ctx, 'sentinel'));
   });
   router.post('/sentinels/:sentinel/packages', async (ctx) => {
-    ctx.body = await management.upsertInstance(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)));
+    ctx.body = await management.upsertInstance(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)), origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package', (ctx) => {
     ctx.body = management.instance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.delete('/sentinels/:sentinel/packages/:package', async (ctx) => {
-    await management.deleteInstance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    await management.deleteInstance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), origin(ctx));
     noContent(ctx);
   });
   router.get('/sentinels/:sentinel/packages/:package/recoveryoptions', (ctx) => {
@@ -106,21 +113,21 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
   router.post('/sentinels/:sentinel/packages/:package/recoveryoptions', async (ctx) => {
     const options = parseBody(recoveryBody, jsonBody(ctx));
-    ctx.body = await management.setInstanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), options);
+    ctx.body = await management.setInstanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), options, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/groups', (ctx) => {
     ctx.body = management.groups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.post('/sentinels/:sentinel/packages/:package/groups', async (ctx) => {
     const groups = parseBody(groupsBody, jsonBody(ctx));
-    ctx.body = await management.setGroups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), groups);
+    ctx.body = await management.setGroups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), groups, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/settings', (ctx) => {
     ctx.body = management.settings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.post('/sentinels/:sentinel/packages/:package/settings', async (ctx) => {
     const values = parseBody(settingsBody, jsonBody(ctx));
-    ctx.body = await management.setSettings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), values);
+    ctx.body = await management.setSettings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), values, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/descriptor', async (ctx) => {
     const sentinel = pathName(ctx, 'sentinel');
@@ -136,10 +143,10 @@ export function managementRouter(services: HubServices): Router<HubState> {
     ctx.body = management.credentials(trueParam(ctx, 'includeAccessKeys'));
   });
   router.post('/credentials', async (ctx) => {
-    ctx.body = await management.upsertCredential(parseBody(credentialBody, jsonBody(ctx)));
+    ctx.body = await management.upsertCredential(parseBody(credentialBody, jsonBody(ctx)), origin(ctx));
   });
   router.delete('/credentials/:credential', async (ctx) => {
-    await management.deleteCredential(pathName(ctx, 'credential'));
+    await management.deleteCredential(pathName(ctx, 'credential'), origin(ctx));
     noContent(ctx);
   });
   router.get('/credentials/:credential/authorizations', (ctx) => {
@@ -147,7 +154,7 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
   router.post('/credentials/:credential/authorizations', async (ctx) => {
     const authorizations = parseBody(authorizationsBody, jsonBody(ctx));
-    ctx.body = await management.setAuthorizations(pathName(ctx, 'credential'), authorizations);
+    ctx.body = await management.setAuthorizations(pathName(ctx, 'credential'), authorizations, origin(ctx));
   });
 
   // ---- package logs (WriteLog) ----

@@ -1,7 +1,7 @@
 /** zod schemas of the management interface's JSON bodies (PascalCase, wire.md). */
 import { z } from 'zod';
 import type { CredentialAuthorizations, RecoveryOptions } from '../config/model.js';
-import { nameSchema as name } from '../config/names.js';
+import { keySchema, nameSchema as name, textProblem, textSchema } from '../config/names.js';
 import { withKeys } from './bodies.js';
 
 const flag = z.boolean().nullish();
@@ -10,14 +10,14 @@ export const sentinelBody = withKeys(['Name', 'Credential'], z.object({ Name: na
 
 export const instanceBody = withKeys(
   ['Name', 'PackageFile', 'Enable', 'Credential', 'AutoStart'],
-  z.object({ Name: name, PackageFile: z.string().max(256).nullish(), Enable: flag, Credential: name.nullish(), AutoStart: flag }),
+  z.object({ Name: name, PackageFile: textSchema.pipe(z.string().max(256)).nullish(), Enable: flag, Credential: name.nullish(), AutoStart: flag }),
 );
 
 export const credentialBody = withKeys(
   ['Name', 'AccessKey', 'Enable', 'EnableControlHub', 'EnableManagementAPI', 'EnableDeveloperAccess'],
   z.object({
     Name: name,
-    AccessKey: z.string().min(8, 'must be at least 8 characters').max(256),
+    AccessKey: keySchema.pipe(z.string().min(8, 'must be at least 8 characters')),
     Enable: flag,
     EnableControlHub: flag,
     EnableManagementAPI: flag,
@@ -44,17 +44,27 @@ export const recoveryBody = withKeys(
 
 export const groupsBody = z.array(name);
 
-export const settingsBody = z.record(z.string().min(1).max(256), z.unknown().refine((v) => v !== undefined, 'is required'));
+/** Setting keys follow names.ts's key rule; values become text (objects and arrays JSON) that XML can carry. */
+export const settingsBody = z.record(
+  keySchema,
+  z.unknown().superRefine((v, ctx) => {
+    if (v === undefined) return ctx.addIssue({ code: 'custom', message: 'is required' });
+    const problem = textProblem(typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+);
 
 const authorization = z.enum(['Allow', 'Deny']);
-const pattern = z.string().min(1).max(256).default('*');
+const pattern = keySchema.default('*');
+/** Rule ids are text (Constellation's `id="Paradox"`); a number is taken as its text. */
+const ruleId = z.union([keySchema, z.number().int().min(0).transform(String)]).optional();
 const ruleSet = <T extends z.ZodRawShape>(names: string[], rule: T) =>
   withKeys(
     ['DefaultAuthorization', 'Authorizations'],
     z.object({
       DefaultAuthorization: authorization.default('Allow'),
       Authorizations: z
-        .array(withKeys(['Id', 'Authorization', ...names], z.object({ Id: z.number().int().min(0).optional(), Authorization: authorization.default('Allow'), ...rule })))
+        .array(withKeys(['Id', 'Authorization', ...names], z.object({ Id: ruleId, Authorization: authorization.default('Allow'), ...rule })))
         .default([]),
     }),
   ).default({ DefaultAuthorization: 'Allow', Authorizations: [] });
@@ -71,18 +81,18 @@ export const authorizationsBody = withKeys(
     stateObjects: {
       defaultAuthorization: a.StateObjects.DefaultAuthorization,
       rules: a.StateObjects.Authorizations.map((r, i) => ({
-        id: r.Id ?? i + 1, authorization: r.Authorization, sentinelName: r.SentinelName, packageName: r.PackageName, name: r.Name,
+        id: r.Id ?? String(i + 1), authorization: r.Authorization, sentinelName: r.SentinelName, packageName: r.PackageName, name: r.Name,
       })),
     },
     messages: {
       defaultAuthorization: a.Messages.DefaultAuthorization,
       rules: a.Messages.Authorizations.map((r, i) => ({
-        id: r.Id ?? i + 1, authorization: r.Authorization, scope: r.Scope, args: r.Args, messageKey: r.MessageKey,
+        id: r.Id ?? String(i + 1), authorization: r.Authorization, scope: r.Scope, args: r.Args, messageKey: r.MessageKey,
       })),
     },
     groups: {
       defaultAuthorization: a.Groups.DefaultAuthorization,
-      rules: a.Groups.Authorizations.map((r, i) => ({ id: r.Id ?? i + 1, authorization: r.Authorization, groupName: r.GroupName })),
+      rules: a.Groups.Authorizations.map((r, i) => ({ id: r.Id ?? String(i + 1), authorization: r.Authorization, groupName: r.GroupName })),
     },
   }),
 );

@@ -1,15 +1,16 @@
 /**
- * Credential authorizations (wire.md): rules are tried in the order of their Id; the first rule that
- * matches decides, and the set's DefaultAuthorization decides when none does.
+ * Credential authorizations (wire.md): rules are tried in document order (their ids are text, as in
+ * Constellation's files, and say nothing about order); the first rule that matches decides, and the
+ * set's DefaultAuthorization decides when none does.
  */
 import type { Authorization, Credential, RuleSet } from '../config/model.js';
 import { matchesPattern } from './patterns.js';
 
-function decide<R extends { id: number; authorization: Authorization }>(
+function decide<R extends { id: string; authorization: Authorization }>(
   set: RuleSet<R>,
   matches: (rule: R) => boolean,
 ): { allowed: boolean; rule?: R } {
-  const rule = [...set.rules].sort((a, b) => a.id - b.id).find(matches);
+  const rule = set.rules.find(matches);
   return { allowed: (rule?.authorization ?? set.defaultAuthorization) === 'Allow', rule };
 }
 

@@ -1,35 +1,76 @@
 /**
- * The applied configuration: kept in memory for authentication on every request, in the configuration
- * tables for people and queries, and in the XML file for administrators. Every change goes through
- * `replace`, which commits the tables, then rewrites the file, then swaps the in-memory copy, so the
- * next request already sees it.
+ * The applied configuration: the XML file is the configuration (the administrator's), memory holds it
+ * for every request, and the tables keep its history. Every change runs one at a time, in this order:
+ * the new text is written beside the file and fsynced, the version is committed to the history table,
+ * the file is renamed into place, and only then is the in-memory copy swapped, so the next request sees
+ * it. A failure at any step undoes the steps before it: file, tables and memory stay on one version.
+ *
+ * A management write edits the file in place (xmlEdit.ts). It refuses (409) when the file on disk is no
+ * longer the text the hub last applied or wrote (a hand edit, or `POST configuration` not yet reloaded):
+ * applying on top would either drop that change or apply it unasked.
  */
-import { writeFileAtomically } from '../config/configFile.js';
+import { isDeepStrictEqual } from 'node:util';
+import { readConfigurationText, stageFile } from '../config/configFile.js';
 import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
-import { validateConfiguration } from '../config/validate.js';
-import { serializeConfiguration } from '../config/xmlFile.js';
+import { ConfigurationError, validateConfiguration } from '../config/validate.js';
+import { editConfigurationText } from '../config/xmlEdit.js';
+import { parseConfigurationFile } from '../config/xmlFile.js';
 import type { Db } from '../db/open.js';
-import { replaceConfiguration } from '../store/configuration.js';
+import { HubError } from '../errors.js';
+import type { ConfigurationVersion } from '../store/configuration.js';
+import { deleteConfigurationVersion, latestConfigurationVersion, recordConfigurationVersion, replaceInstanceGroups } from '../store/configuration.js';
 
 export interface InstanceRef {
   sentinel: Sentinel;
   instance: PackageInstance;
 }
 
+/** Who made a change and why, for the history. */
+export interface ChangeOrigin {
+  by: string;
+  reason: string;
+}
+
+export const pendingFileConflict = () =>
+  new HubError(
+    409,
+    'ConfigurationFilePending',
+    'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
+    'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
+  );
+
+/** Settings are a dictionary: their order in the file is not part of what was asked. */
+function comparable(config: HubConfiguration): HubConfiguration {
+  const sorted = <T extends { key: string }>(settings: T[]) => [...settings].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return {
+    ...config,
+    sentinels: config.sentinels.map((s) => ({ ...s, packages: s.packages.map((p) => ({ ...p, settings: sorted(p.settings) })) })),
+    settingsGroups: config.settingsGroups.map((g) => ({ ...g, settings: sorted(g.settings) })),
+  };
+}
+
+const groupsOf = (config: HubConfiguration) => config.sentinels.map((s) => s.packages.map((p) => [s.name, p.name, p.groups]));
+const sameGroups = (a: HubConfiguration, b: HubConfiguration) => isDeepStrictEqual(groupsOf(a), groupsOf(b));
+
 export class Configuration {
   private config: HubConfiguration;
+  /** The text of the file as the hub last applied or wrote it. */
+  private fileText: string;
   // Lookups for every authenticated request, rebuilt whenever the configuration is swapped: O(1)
   // however many sentinels and instances, and no objects built per request.
   private byKey = new Map<string, Credential>();
   private byName = new Map<string, Credential>();
   private bySentinel = new Map<string, { sentinel: Sentinel; instances: Map<string, InstanceRef> }>();
+  private readonly settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
 
   constructor(
     private readonly db: Db,
     private readonly configPath: string,
     initial: HubConfiguration,
+    initialText: string,
   ) {
     this.config = initial;
+    this.fileText = initialText;
     this.index();
   }
 
@@ -37,34 +78,97 @@ export class Configuration {
     return this.config;
   }
 
-  /** Applies `next` to the tables (one transaction); with `writeFile`, also rewrites the XML file. */
-  replace(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
-    return this.oneAtATime(() => this.apply(next, options));
+  /** The text the hub last applied or wrote. */
+  get appliedText(): string {
+    return this.fileText;
+  }
+
+  /** Records the applied text in the history when it is not already its newest version (start-up). */
+  async recordStart(origin: ChangeOrigin): Promise<void> {
+    const latest = await latestConfigurationVersion(this.db);
+    await this.db.transaction().execute(async (trx) => {
+      await replaceInstanceGroups(trx, this.config);
+      if (latest?.text !== this.fileText) await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText });
+    });
+  }
+
+  /** Applies a text already on disk (reload): history, then memory. */
+  applyText(text: string, next: HubConfiguration, origin: ChangeOrigin): Promise<void> {
+    return this.oneAtATime(async () => {
+      validateConfiguration(next);
+      await this.db.transaction().execute(async (trx) => {
+        await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text });
+        await replaceInstanceGroups(trx, next);
+      });
+      this.swap(next, text);
+    });
+  }
+
+  /** Replaces the file with `text` without applying it (`POST configuration`): reload applies it. */
+  saveText(text: string, origin: ChangeOrigin): Promise<void> {
+    return this.oneAtATime(() => this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }));
   }
 
   /**
-   * Runs `change` on a deep copy of the configuration and applies the result as a management write.
-   * Changes run one at a time, each on the result of the one before, so none is lost.
+   * Runs `change` on a copy of the configuration and makes the result the file, the newest version
+   * and the configuration in memory. Changes run one at a time, each on the result of the one before.
+   * Returns the configuration as the edited file reads back, which is what a restart gives.
    */
-  update(change: (draft: HubConfiguration) => void): Promise<HubConfiguration> {
+  update(change: (draft: HubConfiguration) => void, origin: ChangeOrigin): Promise<HubConfiguration> {
     return this.oneAtATime(async () => {
+      const onDisk = await readConfigurationText(this.configPath);
+      if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
       const draft = structuredClone(this.config);
       change(draft);
-      await this.apply(draft, { writeFile: true });
+      validateConfiguration(draft);
+      // A file removed behind the hub's back is written again from the applied text.
+      const text = editConfigurationText(this.fileText, this.config, draft);
+      const { config: written } = parseConfigurationFile(text);
+      if (!isDeepStrictEqual(comparable(written), comparable(draft))) {
+        throw new ConfigurationError('the edited configuration file would not read back as the change asked; nothing was changed');
+      }
+      await this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: true, text }, written);
       return this.config;
     });
   }
 
-  private async apply(next: HubConfiguration, options: { writeFile: boolean }): Promise<void> {
-    validateConfiguration(next);
-    await this.db.transaction().execute((trx) => replaceConfiguration(trx, next));
-    if (options.writeFile) writeFileAtomically(this.configPath, serializeConfiguration(next));
+  /** Staged file, committed version, rename, swap: each failure undoes what came before it. */
+  private async writeFile(text: string, version: ConfigurationVersion, apply?: HubConfiguration): Promise<void> {
+    const staged = await stageFile(this.configPath, text);
+    let versionId: number;
+    try {
+      versionId = await this.db.transaction().execute(async (trx) => {
+        const id = await recordConfigurationVersion(trx, version);
+        if (apply && !sameGroups(apply, this.config)) await replaceInstanceGroups(trx, apply);
+        return id;
+      });
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+    try {
+      await staged.install();
+    } catch (error) {
+      await staged.discard();
+      // Back to the version before: the history row goes, and the groups are those of memory again.
+      await this.db.transaction().execute(async (trx) => {
+        await deleteConfigurationVersion(trx, versionId);
+        if (apply) await replaceInstanceGroups(trx, this.config);
+      }).catch(() => undefined);
+      throw error;
+    }
+    if (apply) this.swap(apply, text);
+  }
+
+  private swap(next: HubConfiguration, text: string): void {
     this.config = next;
+    this.fileText = text;
     this.index();
   }
 
   private tail: Promise<unknown> = Promise.resolve();
 
+  /** Configuration changes are serialised: each starts when the one before has finished. */
   private oneAtATime<T>(work: () => Promise<T>): Promise<T> {
     const run = this.tail.then(work, work);
     this.tail = run.catch(() => undefined);
@@ -72,6 +176,8 @@ export class Configuration {
   }
 
   private index(): void {
+    this.settingsGroups.clear();
+    for (const group of this.config.settingsGroups) this.settingsGroups.set(group.name, group);
     this.byKey = new Map(this.config.credentials.map((c) => [c.accessKey, c]));
     this.byName = new Map(this.config.credentials.map((c) => [c.name, c]));
     this.bySentinel = new Map(
@@ -108,9 +214,10 @@ export class Configuration {
    * overrides an earlier one), then the instance's own settings, which win.
    */
   resolveSettings({ instance }: InstanceRef): Record<string, string> {
-    const resolved: Record<string, string> = {};
+    // No prototype: a setting key such as "__proto__" is a key like any other.
+    const resolved = Object.create(null) as Record<string, string>;
     for (const groupName of instance.imports) {
-      const group = this.config.settingsGroups.find((g) => g.name === groupName);
+      const group = this.settingsGroups.get(groupName);
       for (const setting of group?.settings ?? []) resolved[setting.key] = setting.value;
     }
     for (const setting of instance.settings) resolved[setting.key] = setting.value;

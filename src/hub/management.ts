@@ -2,7 +2,7 @@
  * Management operations on the configuration: each change is applied to the tables and the XML file
  * through Configuration.update, and answers with the stored record (wire.md, "Management records").
  */
-import { readConfigurationText, writeFileAtomically } from '../config/configFile.js';
+import { readConfigurationText } from '../config/configFile.js';
 import type {
   Credential,
   CredentialAuthorizations,
@@ -13,17 +13,23 @@ import type {
   Setting,
 } from '../config/model.js';
 import { openAuthorizations } from '../config/model.js';
-import { parseConfiguration } from '../config/xmlFile.js';
+import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
+import { parseConfigurationFile } from '../config/xmlFile.js';
+import type { ListenAddress } from '../listen.js';
+import { parseListenUri } from '../listen.js';
 import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../errors.js';
 import { readHubSetting, writeHubSetting } from '../store/configuration.js';
 import type { Caller } from './caller.js';
-import type { Configuration } from './configuration.js';
+import type { ChangeOrigin, Configuration } from './configuration.js';
 import type { License } from './license.js';
 import { communityLicense, licenseRecord } from './license.js';
 import type { Messages } from './messages.js';
 
 export const SETTINGS_UPDATED_KEY = '__SettingsUpdated';
+
+/** A change the hub makes without a request (tests, tools). */
+const hubOrigin: ChangeOrigin = { by: '(hub)', reason: 'change' };
 
 // Lookups in one given configuration: a draft being changed, or the result a change returned (the
 // live Configuration may already hold a later change by the time the caller reads it).
@@ -112,6 +118,8 @@ export class Management {
     private readonly messages: Messages,
     private readonly configPath: string,
     private readonly repository: { has(file: string): boolean },
+    /** Throws when this hub could not serve the address (an https URI without a certificate). */
+    private readonly checkListen: (address: ListenAddress) => void = () => undefined,
   ) {}
 
   private get config(): HubConfiguration {
@@ -138,12 +146,12 @@ export class Management {
   }
 
   /** Changes one package instance inside a configuration update. */
-  private async updateInstance(sentinelName: string, instanceName: string, change: (p: PackageInstance) => void) {
+  private async updateInstance(sentinelName: string, instanceName: string, change: (p: PackageInstance) => void, origin: ChangeOrigin) {
     this.requireInstance(sentinelName, instanceName);
     const next = await this.configuration.update((draft) => {
       const instance = instanceIn(sentinelIn(draft, sentinelName), instanceName);
       if (instance) change(instance);
-    });
+    }, origin);
     const sentinel = sentinelIn(next, sentinelName) as Sentinel;
     return { sentinel, instance: instanceIn(sentinel, instanceName) as PackageInstance };
   }
@@ -177,21 +185,21 @@ export class Management {
     return this.config.sentinels.map(sentinelRecord);
   }
 
-  async upsertSentinel(name: string, credential: string) {
+  async upsertSentinel(name: string, credential: string, origin: ChangeOrigin = hubOrigin) {
     if (!this.configuration.sentinel(name)) await this.checkLimit('sentinels', this.config.sentinels.length + 1);
     const next = await this.configuration.update((draft) => {
       const existing = sentinelIn(draft, name);
       if (existing) existing.credential = credential;
       else draft.sentinels.push({ name, credential, packages: [] });
-    });
+    }, origin);
     return sentinelRecord(sentinelIn(next, name) as Sentinel);
   }
 
-  async deleteSentinel(name: string): Promise<void> {
+  async deleteSentinel(name: string, origin: ChangeOrigin): Promise<void> {
     this.requireSentinel(name);
     await this.configuration.update((draft) => {
       draft.sentinels = draft.sentinels.filter((s) => s.name !== name);
-    });
+    }, origin);
   }
 
   // ---- package instances ----
@@ -205,7 +213,7 @@ export class Management {
     return instanceRecord(sentinel, instance, this.repository);
   }
 
-  async upsertInstance(sentinelName: string, input: InstanceInput) {
+  async upsertInstance(sentinelName: string, input: InstanceInput, origin: ChangeOrigin) {
     this.requireSentinel(sentinelName);
     const isNew = !this.configuration.instance(sentinelName, input.Name);
     if (isNew) {
@@ -226,17 +234,17 @@ export class Management {
       if (input.Credential !== undefined) {
         instance.credential = input.Credential && input.Credential !== sentinel.credential ? input.Credential : undefined;
       }
-    });
+    }, origin);
     const sentinel = sentinelIn(next, sentinelName) as Sentinel;
     return instanceRecord(sentinel, instanceIn(sentinel, input.Name) as PackageInstance, this.repository);
   }
 
-  async deleteInstance(sentinelName: string, instanceName: string): Promise<void> {
+  async deleteInstance(sentinelName: string, instanceName: string, origin: ChangeOrigin): Promise<void> {
     this.requireInstance(sentinelName, instanceName);
     await this.configuration.update((draft) => {
       const sentinel = sentinelIn(draft, sentinelName) as Sentinel;
       sentinel.packages = sentinel.packages.filter((p) => p.name !== instanceName);
-    });
+    }, origin);
   }
 
   instanceRecovery(sentinelName: string, instanceName: string) {
@@ -244,10 +252,10 @@ export class Management {
     return recoveryRecord(instance.recoveryOptions ?? this.config.recoveryOptions);
   }
 
-  async setInstanceRecovery(sentinelName: string, instanceName: string, options: RecoveryOptions) {
+  async setInstanceRecovery(sentinelName: string, instanceName: string, options: RecoveryOptions, origin: ChangeOrigin) {
     const { instance } = await this.updateInstance(sentinelName, instanceName, (p) => {
       p.recoveryOptions = options;
-    });
+    }, origin);
     return recoveryRecord(instance.recoveryOptions as RecoveryOptions);
   }
 
@@ -255,10 +263,10 @@ export class Management {
     return this.requireInstance(sentinelName, instanceName).instance.groups;
   }
 
-  async setGroups(sentinelName: string, instanceName: string, groups: string[]): Promise<string[]> {
+  async setGroups(sentinelName: string, instanceName: string, groups: string[], origin: ChangeOrigin): Promise<string[]> {
     const { instance } = await this.updateInstance(sentinelName, instanceName, (p) => {
       p.groups = [...new Set(groups)];
-    });
+    }, origin);
     return instance.groups;
   }
 
@@ -267,10 +275,10 @@ export class Management {
     return Object.fromEntries(instance.settings.map((s) => [s.key, s.value]));
   }
 
-  async setSettings(sentinelName: string, instanceName: string, values: Record<string, unknown>) {
+  async setSettings(sentinelName: string, instanceName: string, values: Record<string, unknown>, origin: ChangeOrigin) {
     const { instance } = await this.updateInstance(sentinelName, instanceName, (p) => {
       p.settings = Object.entries(values).map(([key, value]) => settingFromJson(key, value));
-    });
+    }, origin);
     return Object.fromEntries(instance.settings.map((s) => [s.key, s.value]));
   }
 
@@ -279,10 +287,10 @@ export class Management {
     return recoveryRecord(this.config.recoveryOptions);
   }
 
-  async setGlobalRecovery(options: RecoveryOptions) {
+  async setGlobalRecovery(options: RecoveryOptions, origin: ChangeOrigin) {
     const next = await this.configuration.update((draft) => {
       draft.recoveryOptions = options;
-    });
+    }, origin);
     return recoveryRecord(next.recoveryOptions);
   }
 
@@ -291,7 +299,7 @@ export class Management {
     return this.config.credentials.map((c) => credentialRecord(c, includeAccessKeys));
   }
 
-  async upsertCredential(input: CredentialInput) {
+  async upsertCredential(input: CredentialInput, origin: ChangeOrigin) {
     const next = await this.configuration.update((draft) => {
       let credential = credentialIn(draft, input.Name);
       if (!credential) {
@@ -312,11 +320,11 @@ export class Management {
       if (input.EnableManagementAPI != null) credential.enableManagementAPI = input.EnableManagementAPI;
       if (input.EnableDeveloperAccess != null) credential.enableDeveloperAccess = input.EnableDeveloperAccess;
       this.keepManagementAccess(draft);
-    });
+    }, origin);
     return credentialRecord(credentialIn(next, input.Name) as Credential, false);
   }
 
-  async deleteCredential(name: string): Promise<void> {
+  async deleteCredential(name: string, origin: ChangeOrigin): Promise<void> {
     this.requireCredential(name);
     const users = [
       ...this.config.sentinels.filter((s) => s.credential === name).map((s) => `sentinel '${s.name}'`),
@@ -328,7 +336,7 @@ export class Management {
     await this.configuration.update((draft) => {
       draft.credentials = draft.credentials.filter((c) => c.name !== name);
       this.keepManagementAccess(draft);
-    });
+    }, origin);
   }
 
   /** Nobody could manage the hub again: refuse the change. */
@@ -342,37 +350,49 @@ export class Management {
     return authorizationsRecord(this.requireCredential(name).authorizations);
   }
 
-  async setAuthorizations(name: string, authorizations: CredentialAuthorizations) {
+  async setAuthorizations(name: string, authorizations: CredentialAuthorizations, origin: ChangeOrigin) {
     this.requireCredential(name);
     const next = await this.configuration.update((draft) => {
       const credential = credentialIn(draft, name) as Credential;
       credential.authorizations = authorizations;
-    });
+    }, origin);
     return authorizationsRecord((credentialIn(next, name) as Credential).authorizations);
   }
 
   // ---- configuration file ----
-  configurationText(): string {
-    return readConfigurationText(this.configPath) ?? '';
-  }
-
-  /** Validates fully, then replaces the file atomically; does not apply it (reload does). */
-  saveConfigurationText(text: string): void {
-    parseConfiguration(text);
-    writeFileAtomically(this.configPath, text);
+  async configurationText(): Promise<string> {
+    return (await readConfigurationText(this.configPath)) ?? '';
   }
 
   /**
-   * Applies the file in one transaction. With `deploy`, each package instance whose resolved settings
-   * changed (or that is new) is sent `__SettingsUpdated` with its new settings.
+   * Everything a start would check: the file reads and validates, its listen URIs can be served here,
+   * and someone can still manage the hub. Throws ConfigurationError (400) naming the problem.
    */
-  async reload(deploy: boolean, by: Caller): Promise<{ deployedTo: string[] }> {
-    const text = readConfigurationText(this.configPath);
+  checkStartable(text: string) {
+    const file = parseConfigurationFile(text);
+    const problem = managementAccessProblem(file.config);
+    if (problem) throw new ConfigurationError(problem);
+    for (const uri of file.config.listenUris) this.checkListen(parseListenUri(uri));
+    return file;
+  }
+
+  /** Validates as a start would, then replaces the file atomically; does not apply it (reload does). */
+  async saveConfigurationText(text: string, origin: ChangeOrigin): Promise<void> {
+    this.checkStartable(text);
+    await this.configuration.saveText(text, origin);
+  }
+
+  /**
+   * Applies the file. With `deploy`, each package instance whose resolved settings changed (or that is
+   * new) is sent `__SettingsUpdated` with its new settings. Listen URIs take effect at the next start.
+   */
+  async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ deployedTo: string[] }> {
+    const text = await readConfigurationText(this.configPath);
     if (text === undefined) throw notFound('The configuration file does not exist.');
-    const next = parseConfiguration(text);
+    const { config: next } = this.checkStartable(text);
     const before = this.resolvedSettingsByInstance();
-    await this.configuration.replace(next, { writeFile: false });
-    if (!deploy) return { deployedTo: [] };
+    await this.configuration.applyText(text, next, origin);
+    if (!deploy || !by) return { deployedTo: [] };
     const after = this.resolvedSettingsByInstance();
     const deployedTo: string[] = [];
     for (const [friendlyName, settings] of after) {

@@ -1,92 +1,64 @@
-/** The configuration tables: the applied XML configuration, replaced as a whole in one transaction. */
+/**
+ * What SQL keeps of the configuration: what queries join on (the groups of package instances), the
+ * history of the file's versions (the configuration itself is the file, and memory while the hub runs),
+ * and hub settings such as the license.
+ */
 import type { Kysely } from 'kysely';
-import type { HubConfiguration, Setting } from '../config/model.js';
-import type { Database, SettingsTable } from '../db/schema.js';
+import type { HubConfiguration } from '../config/model.js';
+import type { Database } from '../db/schema.js';
 
 type Executor = Kysely<Database>;
 
-const bit = (b: boolean) => (b ? 1 : 0);
+/** Versions kept; older ones are deleted as new ones are recorded. */
+export const CONFIGURATION_VERSIONS_KEPT = 50;
 
-function settingRows(
-  ownerKind: SettingsTable['owner_kind'],
-  sentinelName: string,
-  ownerName: string,
-  settings: Setting[],
-): SettingsTable[] {
-  return settings.map((s, position) => ({
-    owner_kind: ownerKind,
-    sentinel_name: sentinelName,
-    owner_name: ownerName,
-    key: s.key,
-    kind: s.kind,
-    value: s.value,
-    position,
-  }));
+export interface ConfigurationVersion {
+  writtenBy: string;
+  reason: string;
+  applied: boolean;
+  text: string;
 }
 
-/** Runs `insert` over chunks of rows: SQLite limits the number of bound values in one statement. */
-async function inChunks<R>(rows: R[], insert: (chunk: R[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += 200) await insert(rows.slice(i, i + 200));
+/** Records a version and trims the history to the newest CONFIGURATION_VERSIONS_KEPT. Returns its id. */
+export async function recordConfigurationVersion(trx: Executor, version: ConfigurationVersion, now = new Date()): Promise<number> {
+  const row = await trx
+    .insertInto('configuration_versions')
+    .values({ written_at: now.toISOString(), written_by: version.writtenBy, reason: version.reason, applied: version.applied ? 1 : 0, text: version.text })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await trx.deleteFrom('configuration_versions').where('id', '<=', row.id - CONFIGURATION_VERSIONS_KEPT).execute();
+  return row.id;
 }
 
-/** Replaces every configuration table with `config`. Call inside a transaction. */
-export async function replaceConfiguration(trx: Executor, config: HubConfiguration): Promise<void> {
-  for (const table of [
-    'package_instance_imports',
-    'settings',
-    'package_instance_groups',
-    'package_instances',
-    'sentinels',
-    'settings_groups',
-    'credentials',
-  ] as const) {
-    await trx.deleteFrom(table).execute();
-  }
+/** Replaces the package instance groups SQL joins on (message fan-out) with those of `config`. */
+export async function replaceInstanceGroups(trx: Executor, config: HubConfiguration): Promise<void> {
+  await trx.deleteFrom('package_instance_groups').execute();
+  const rows = config.sentinels.flatMap((s) =>
+    s.packages.flatMap((p) => p.groups.map((g) => ({ sentinel_name: s.name, instance_name: p.name, group_name: g }))),
+  );
+  // SQLite limits the number of bound values in one statement.
+  for (let i = 0; i < rows.length; i += 300) await trx.insertInto('package_instance_groups').values(rows.slice(i, i + 300)).execute();
+}
 
-  await inChunks(config.credentials.map((c) => ({
-      name: c.name,
-      access_key: c.accessKey,
-      enabled: bit(c.enable),
-      enable_control_hub: bit(c.enableControlHub),
-      enable_management_api: bit(c.enableManagementAPI),
-      enable_developer_access: bit(c.enableDeveloperAccess),
-      authorizations: JSON.stringify(c.authorizations),
-    })), (chunk) => trx.insertInto('credentials').values(chunk).execute());
-  await inChunks(config.settingsGroups.map((g) => ({ name: g.name })), (chunk) => trx.insertInto('settings_groups').values(chunk).execute());
-  await inChunks(config.settingsGroups.flatMap((g) => settingRows('group', '', g.name, g.settings)), (chunk) => trx.insertInto('settings').values(chunk).execute());
-  await inChunks(config.sentinels.map((s) => ({ name: s.name, credential_name: s.credential })), (chunk) => trx.insertInto('sentinels').values(chunk).execute());
+export async function deleteConfigurationVersion(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('configuration_versions').where('id', '=', id).execute();
+}
 
-  const instances = config.sentinels.flatMap((s) => s.packages.map((p) => ({ sentinel: s.name, p })));
-  await inChunks(instances.map(({ sentinel, p }) => ({
-      sentinel_name: sentinel,
-      name: p.name,
-      package_file: p.packageFile ?? null,
-      enabled: bit(p.enable),
-      credential_name: p.credential ?? null,
-      auto_start: bit(p.autoStart),
-      recovery_options: p.recoveryOptions ? JSON.stringify(p.recoveryOptions) : null,
-    })), (chunk) => trx.insertInto('package_instances').values(chunk).execute());
-  await inChunks(instances.flatMap(({ sentinel, p }) =>
-      p.groups.map((g) => ({ sentinel_name: sentinel, instance_name: p.name, group_name: g })),
-    ), (chunk) => trx.insertInto('package_instance_groups').values(chunk).execute());
-  await inChunks(instances.flatMap(({ sentinel, p }) => settingRows('instance', sentinel, p.name, p.settings)), (chunk) => trx.insertInto('settings').values(chunk).execute());
-  await inChunks(instances.flatMap(({ sentinel, p }) =>
-      p.imports.map((g, position) => ({
-        sentinel_name: sentinel,
-        instance_name: p.name,
-        position,
-        settings_group_name: g,
-      })),
-    ), (chunk) => trx.insertInto('package_instance_imports').values(chunk).execute());
+export async function latestConfigurationVersion(db: Executor): Promise<{ id: number; text: string } | undefined> {
+  return db.selectFrom('configuration_versions').select(['id', 'text']).orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
 
-  await trx
-    .insertInto('hub_settings')
-    .values([
-      { key: 'listen_uris', value: JSON.stringify(config.listenUris) },
-      { key: 'recovery_options', value: JSON.stringify(config.recoveryOptions) },
-    ])
-    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+export async function listConfigurationVersions(db: Executor) {
+  return db
+    .selectFrom('configuration_versions')
+    .select(['id', 'written_at', 'written_by', 'reason', 'applied'])
+    .orderBy('id', 'desc')
     .execute();
+}
+
+export async function configurationVersionText(db: Executor, id: number): Promise<string | undefined> {
+  const row = await db.selectFrom('configuration_versions').select('text').where('id', '=', id).executeTakeFirst();
+  return row?.text;
 }
 
 export async function readHubSetting(db: Executor, key: string): Promise<string | undefined> {

@@ -1,0 +1,312 @@
+/**
+ * A management write edits the configuration file; it never regenerates it. Given the file's text, the
+ * configuration it gave (`before`) and the one wanted (`after`), only the elements whose values changed
+ * are touched: a changed attribute has its value replaced in place (its spelling, quotes and neighbours
+ * kept), a new element is inserted with the indentation of its siblings, a removed one is cut out with
+ * its line. Comments, unknown elements and attributes, the `<configuration>` wrapper, the declaration
+ * and the layout of everything else stay byte for byte.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { XmlElement } from '@rgrove/parse-xml';
+import type { Credential, HubConfiguration, PackageInstance, RecoveryOptions, Sentinel, Setting, SettingsGroup } from './model.js';
+import type { ConfigurationDocument } from './xmlDocument.js';
+import { child, elements, endTagStart, isSelfClosing, readDocument, startTagEnd } from './xmlDocument.js';
+import type { XmlNodeSpec } from './xmlWrite.js';
+import {
+  credentialAttributes,
+  credentialNode,
+  escapeAttribute,
+  groupsNode,
+  importNode,
+  listenUrisNode,
+  packageAttributes,
+  packageNode,
+  recoveryAttributes,
+  recoveryNode,
+  render,
+  ruleSetNodes,
+  sentinelNode,
+  settingNode,
+  settingsGroupNode,
+  settingsNode,
+} from './xmlWrite.js';
+
+interface Splice {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** An attribute to set: its accepted spellings, the value (undefined: remove), the default when absent. */
+type AttributeChange = [spellings: string[], value: string | undefined, absentMeans?: string];
+
+/** Two attribute values that mean the same (`True` and `true`, `007` and `7`) are left as written. */
+function sameValue(written: string, wanted: string): boolean {
+  if (written === wanted) return true;
+  if (/^(true|false|allow|deny)$/i.test(wanted)) return written.trim().toLowerCase() === wanted.toLowerCase();
+  if (/^\d+$/.test(wanted) && /^\s*\d+\s*$/.test(written)) return Number(written) === Number(wanted);
+  return false;
+}
+
+class TextEditor {
+  private readonly splices: Splice[] = [];
+  readonly step: string;
+
+  constructor(private readonly doc: ConfigurationDocument) {
+    const first = elements(doc.root)[0];
+    const step = first ? this.indentOf(first).slice(this.indentOf(doc.root).length) : '';
+    this.step = step || '  ';
+  }
+
+  get text(): string {
+    return this.doc.text;
+  }
+
+  /** The white space that starts `element`'s line, when the element starts the line; else ''. */
+  indentOf(element: XmlElement): string {
+    const lineStart = this.text.lastIndexOf('\n', element.start - 1) + 1;
+    const before = this.text.slice(lineStart, element.start);
+    return /^[ \t]*$/.test(before) ? before : '';
+  }
+
+  private childIndent(parent: XmlElement): string {
+    const first = elements(parent)[0];
+    return first ? this.indentOf(first) : this.indentOf(parent) + this.step;
+  }
+
+  private splice(start: number, end: number, text: string): void {
+    this.splices.push({ start, end, text });
+  }
+
+  /** Sets, replaces or removes attributes of `element`'s start tag, leaving the others as written. */
+  setAttributes(element: XmlElement, changes: AttributeChange[]): void {
+    const tagEnd = startTagEnd(this.text, element);
+    const tag = this.text.slice(element.start, tagEnd);
+    const written = [...tag.matchAll(/(\s+)([^\s=/>]+)\s*=\s*("([^"]*)"|'([^']*)')/g)].map((m) => ({
+      name: m[2],
+      start: element.start + (m.index as number),
+      end: element.start + (m.index as number) + m[0].length,
+      valueStart: element.start + (m.index as number) + m[0].length - m[3].length,
+      quote: m[3][0],
+    }));
+    const insertAt = written.length ? written[written.length - 1].end : element.start + 1 + element.name.length;
+    let inserted = '';
+    for (const [spellings, value, absentMeans] of changes) {
+      const found = written.find((w) => spellings.includes(w.name));
+      if (found) {
+        const current = element.attributes[found.name];
+        if (value === undefined) this.splice(found.start, found.end, '');
+        else if (!sameValue(current, value)) {
+          const escaped = found.quote === "'" ? escapeAttribute(value).replace(/&quot;/g, '"').replace(/'/g, '&apos;') : escapeAttribute(value);
+          this.splice(found.valueStart, found.end, `${found.quote}${escaped}${found.quote}`);
+        }
+      } else if (value !== undefined && !(absentMeans !== undefined && sameValue(absentMeans, value))) {
+        inserted += ` ${spellings[0]}="${escapeAttribute(value)}"`;
+      }
+    }
+    if (inserted) this.splice(insertAt, insertAt, inserted);
+  }
+
+  /** Cuts `element` out, with its line when it stands alone on it. */
+  remove(element: XmlElement): void {
+    const lineStart = this.text.lastIndexOf('\n', element.start - 1) + 1;
+    const alone = /^[ \t]*$/.test(this.text.slice(lineStart, element.start));
+    const rest = /^[ \t]*\r?\n/.exec(this.text.slice(element.end));
+    if (alone && rest) this.splice(lineStart, element.end + rest[0].length, '');
+    else this.splice(element.start, element.end, '');
+  }
+
+  /** Replaces `element` with `node`, at the element's indentation. */
+  replace(element: XmlElement, node: XmlNodeSpec): void {
+    this.splice(element.start, element.end, this.indented(node, this.indentOf(element)));
+  }
+
+  private indented(node: XmlNodeSpec, indent: string): string {
+    return render(node, this.step).replace(/\n/g, `\n${indent}`);
+  }
+
+  private readonly appended = new Map<XmlElement, XmlNodeSpec[]>();
+
+  /** Inserts `nodes` as the last children of `parent`, at the indentation of its children. */
+  append(parent: XmlElement, nodes: XmlNodeSpec[]): void {
+    if (!nodes.length) return;
+    // Gathered per parent: a self-closing parent is opened once, whatever is added to it.
+    this.appended.set(parent, [...(this.appended.get(parent) ?? []), ...nodes]);
+  }
+
+  private insertChildren(parent: XmlElement, nodes: XmlNodeSpec[]): void {
+    const indent = this.indentOf(parent);
+    const inner = this.childIndent(parent);
+    const texts = nodes.map((n) => this.indented(n, inner));
+    if (isSelfClosing(this.text, parent)) {
+      // Only the `/>` is replaced, so that attribute edits of the same start tag do not overlap.
+      this.splice(parent.end - 2, parent.end, `>${texts.map((t) => `\n${inner}${t}`).join('')}\n${indent}</${parent.name}>`);
+      return;
+    }
+    const closeAt = endTagStart(this.text, parent);
+    const lineStart = this.text.lastIndexOf('\n', closeAt - 1) + 1;
+    if (/^[ \t]*$/.test(this.text.slice(lineStart, closeAt)) && lineStart > startTagEnd(this.text, parent)) {
+      this.splice(lineStart, lineStart, texts.map((t) => `${inner}${t}\n`).join(''));
+    } else {
+      this.splice(closeAt, closeAt, `${texts.map((t) => `\n${inner}${t}`).join('')}\n${indent}`);
+    }
+  }
+
+  /** The text with every edit applied (edits never overlap: each concerns its own element). */
+  result(): string {
+    for (const [parent, nodes] of this.appended) this.insertChildren(parent, nodes);
+    this.appended.clear();
+    const ordered = [...this.splices].sort((a, b) => b.start - a.start || b.end - a.end);
+    let out = this.text;
+    let limit = Infinity;
+    for (const s of ordered) {
+      if (s.end > limit) throw new Error('configuration edit: overlapping changes');
+      out = out.slice(0, s.start) + s.text + out.slice(s.end);
+      limit = s.start;
+    }
+    return out;
+  }
+}
+
+const changed = (a: unknown, b: unknown) => !isDeepStrictEqual(a, b);
+
+/**
+ * Reconciles the children named `itemName` of `container` (keyed by `keyAttribute`) from `before` to
+ * `after`: unchanged items are not touched, changed ones are edited, new ones appended, gone ones cut.
+ */
+function reconcileList<T>(
+  editor: TextEditor,
+  container: XmlElement,
+  itemName: string,
+  keyAttribute: string,
+  keyOf: (item: T) => string,
+  before: T[],
+  after: T[],
+  edit: (element: XmlElement, was: T, is: T) => void,
+  node: (item: T) => XmlNodeSpec,
+): void {
+  const written = new Map<string, XmlElement>();
+  for (const e of elements(container)) {
+    const key = e.attributes[keyAttribute];
+    if (e.name === itemName && key !== undefined && !written.has(key)) written.set(key, e);
+  }
+  const wasByKey = new Map(before.map((b) => [keyOf(b), b]));
+  const added: XmlNodeSpec[] = [];
+  for (const item of after) {
+    const was = wasByKey.get(keyOf(item));
+    const element = written.get(keyOf(item));
+    if (was !== undefined && element) {
+      if (changed(was, item)) edit(element, was, item);
+    } else if (element) {
+      editor.replace(element, node(item));
+    } else added.push(node(item));
+  }
+  editor.append(container, added);
+  const kept = new Set(after.map(keyOf));
+  for (const [key, element] of written) if (!kept.has(key)) editor.remove(element);
+}
+
+/** `parent`'s child named `name`, or undefined after appending `whole` to `parent` when it has none. */
+function ensure(editor: TextEditor, parent: XmlElement, name: string, whole: () => XmlNodeSpec): XmlElement | undefined {
+  const found = child(parent, name);
+  if (!found) editor.append(parent, [whole()]);
+  return found;
+}
+
+const recoveryChanges = (r: RecoveryOptions): AttributeChange[] =>
+  recoveryAttributes(r).map(([name, value]) => [name === 'resetCounterAfterMinutes' ? [name, 'restCounterAfterMinutes'] : [name], value]);
+
+function editRecovery(editor: TextEditor, parent: XmlElement, was: RecoveryOptions | undefined, is: RecoveryOptions | undefined): void {
+  if (!changed(was, is)) return;
+  const element = child(parent, 'recoveryOptions');
+  if (!is) {
+    if (element) editor.remove(element);
+  } else if (element) editor.setAttributes(element, recoveryChanges(is));
+  else editor.append(parent, [recoveryNode(is)]);
+}
+
+function editSettings(editor: TextEditor, owner: XmlElement, was: { settings: Setting[]; imports: string[] }, is: { settings: Setting[]; imports: string[] }): void {
+  if (!changed(was, is)) return;
+  const settings = ensure(editor, owner, 'settings', () => settingsNode(is.settings, is.imports));
+  if (!settings) return;
+  reconcileList<Setting>(editor, settings, 'setting', 'key', (s) => s.key, was.settings, is.settings, (e, _w, s) => editor.replace(e, settingNode(s)), settingNode);
+  if (changed(was.imports, is.imports)) {
+    const imports = elements(settings).filter((e) => e.name === 'import');
+    imports.forEach((e) => editor.remove(e));
+    if (is.imports.length) editor.append(settings, [importNode(is.imports)]);
+  }
+}
+
+function editCredential(editor: TextEditor, element: XmlElement, was: Credential, is: Credential): void {
+  const defaults: Record<string, string> = { enable: 'true', enableControlHub: 'false', enableManagementAPI: 'false', enableDeveloperAccess: 'false' };
+  editor.setAttributes(element, credentialAttributes(is).map(([name, value]) => [[name], value, defaults[name]]));
+  if (!changed(was.authorizations, is.authorizations)) return;
+  const sets = ruleSetNodes(is);
+  const authorizations = ensure(editor, element, 'authorizations', () => ({ name: 'authorizations', attributes: [], children: [sets.stateObjects, sets.messages, sets.groups] }));
+  if (!authorizations) return;
+  for (const set of ['stateObjects', 'messages', 'groups'] as const) {
+    if (!changed(was.authorizations[set], is.authorizations[set])) continue;
+    // Rules are tried in document order: a changed set is written as a whole.
+    const written = child(authorizations, set);
+    if (written) editor.replace(written, sets[set]);
+    else editor.append(authorizations, [sets[set]]);
+  }
+}
+
+function editPackage(editor: TextEditor, element: XmlElement, was: PackageInstance, is: PackageInstance): void {
+  const defaults: Record<string, string> = { enable: 'true', autostart: 'true' };
+  editor.setAttributes(element, packageAttributes(is).map(([name, value]) => [[name], value, defaults[name]]));
+  editSettings(editor, element, { settings: was.settings, imports: was.imports }, { settings: is.settings, imports: is.imports });
+  if (changed(was.groups, is.groups)) {
+    const groups = child(element, 'groups');
+    if (groups && is.groups.length) editor.replace(groups, groupsNode(is.groups));
+    else if (groups) editor.remove(groups);
+    else if (is.groups.length) editor.append(element, [groupsNode(is.groups)]);
+  }
+  editRecovery(editor, element, was.recoveryOptions, is.recoveryOptions);
+}
+
+function editSentinel(editor: TextEditor, element: XmlElement, was: Sentinel, is: Sentinel): void {
+  editor.setAttributes(element, [[['name'], is.name], [['credential'], is.credential]]);
+  if (!changed(was.packages, is.packages)) return;
+  const packages = ensure(editor, element, 'packages', () => ({ name: 'packages', attributes: [], children: is.packages.map(packageNode) }));
+  if (packages) reconcileList<PackageInstance>(editor, packages, 'package', 'name', (p) => p.name, was.packages, is.packages, (e, w, p) => editPackage(editor, e, w, p), packageNode);
+}
+
+function editGroup(editor: TextEditor, element: XmlElement, was: SettingsGroup, is: SettingsGroup): void {
+  editSettings(editor, element, { settings: was.settings, imports: [] }, { settings: is.settings, imports: [] });
+}
+
+/** A section of the root holding a keyed list: reconciled when it changed, created when missing. */
+function editSection<T>(
+  editor: TextEditor,
+  root: XmlElement,
+  section: string,
+  item: string,
+  keyOf: (t: T) => string,
+  was: T[],
+  is: T[],
+  edit: (e: XmlElement, w: T, t: T) => void,
+  node: (t: T) => XmlNodeSpec,
+): void {
+  if (!changed(was, is)) return;
+  const container = ensure(editor, root, section, () => ({ name: section, attributes: [], children: is.map(node) }));
+  if (container) reconcileList(editor, container, item, 'name', keyOf, was, is, edit, node);
+}
+
+/** The file's text after the change from `before` (what the text says) to `after`, edited in place. */
+export function editConfigurationText(text: string, before: HubConfiguration, after: HubConfiguration): string {
+  const doc = readDocument(text);
+  const editor = new TextEditor(doc);
+  const root = doc.root;
+  if (changed(before.listenUris, after.listenUris)) {
+    const written = child(root, 'listenUris');
+    if (written) editor.replace(written, listenUrisNode(after.listenUris));
+    else editor.append(root, [listenUrisNode(after.listenUris)]);
+  }
+  editRecovery(editor, root, before.recoveryOptions, after.recoveryOptions);
+  editSection<Credential>(editor, root, 'credentials', 'credential', (c) => c.name, before.credentials, after.credentials, (e, w, c) => editCredential(editor, e, w, c), credentialNode);
+  editSection<Sentinel>(editor, root, 'sentinels', 'sentinel', (s) => s.name, before.sentinels, after.sentinels, (e, w, s) => editSentinel(editor, e, w, s), sentinelNode);
+  editSection<SettingsGroup>(editor, root, 'settingsGroups', 'group', (g) => g.name, before.settingsGroups, after.settingsGroups, (e, w, g) => editGroup(editor, e, w, g), settingsGroupNode);
+  return editor.result();
+}
