@@ -52,11 +52,15 @@ export function nameProblem(name: string): string | undefined {
   return undefined;
 }
 
-const refined = (problem: (value: string) => string | undefined) =>
-  z.string().superRefine((value, ctx) => {
+/** A zod refinement reporting `problem`'s answer, for schemas that add their own bounds. */
+export const refineWith =
+  (problem: (value: string) => string | undefined) =>
+  (value: string, ctx: z.RefinementCtx): void => {
     const found = problem(value);
     if (found) ctx.addIssue({ code: 'custom', message: found });
-  });
+  };
+
+const refined = (problem: (value: string) => string | undefined) => z.string().superRefine(refineWith(problem));
 
 /** A zod string that must be an acceptable name (bodies, manifests). */
 export const nameSchema = refined(nameProblem);

@@ -1,7 +1,7 @@
 /** zod schemas of the management interface's JSON bodies (PascalCase, wire.md). */
 import { z } from 'zod';
 import type { CredentialAuthorizations, RecoveryOptions } from '../config/model.js';
-import { keySchema, nameSchema as name, textProblem, textSchema } from '../config/names.js';
+import { keyProblem, keySchema, nameSchema as name, refineWith, textProblem } from '../config/names.js';
 import { withKeys } from './bodies.js';
 
 const flag = z.boolean().nullish();
@@ -10,14 +10,14 @@ export const sentinelBody = withKeys(['Name', 'Credential'], z.object({ Name: na
 
 export const instanceBody = withKeys(
   ['Name', 'PackageFile', 'Enable', 'Credential', 'AutoStart'],
-  z.object({ Name: name, PackageFile: textSchema.pipe(z.string().max(256)).nullish(), Enable: flag, Credential: name.nullish(), AutoStart: flag }),
+  z.object({ Name: name, PackageFile: z.string().max(256).superRefine(refineWith(textProblem)).nullish(), Enable: flag, Credential: name.nullish(), AutoStart: flag }),
 );
 
 export const credentialBody = withKeys(
   ['Name', 'AccessKey', 'Enable', 'EnableControlHub', 'EnableManagementAPI', 'EnableDeveloperAccess'],
   z.object({
     Name: name,
-    AccessKey: keySchema.pipe(z.string().min(8, 'must be at least 8 characters')),
+    AccessKey: z.string().min(8, 'must be at least 8 characters').max(256).superRefine(refineWith(keyProblem)),
     Enable: flag,
     EnableControlHub: flag,
     EnableManagementAPI: flag,
