@@ -38,9 +38,10 @@ import { countSubscriptions } from './store/subscriptions.js';
 import { countQueuedMessages } from './store/messages.js';
 import { countStateObjects } from './store/stateObjects.js';
 import { TransactionBatcher } from './db/batch.js';
-import { StateObjectStatements } from './store/stateObjectStatements.js';
-import { MessageStatements } from './store/messageStatements.js';
-import { SubscriptionStatements } from './store/subscriptions.js';
+import { StateObjectStore } from './store/stateObjectStore.js';
+import { MessageStore } from './store/messageStore.js';
+import { SubscriptionStore } from './store/subscriptionStore.js';
+import { PackageLogStore } from './store/packageLogs.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
 
@@ -165,7 +166,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
       stateObjects: await countStateObjects(db),
     }),
   });
-  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics.commitDuration.observe(ms / 1000));
+  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics.commitDuration.observe(ms / 1000), options.lockWaitMs);
   const { db } = database;
   const readiness = { ready: false };
   try {
@@ -187,18 +188,21 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
       metrics.batchSize.observe(pieces);
     },
   });
-  const stateObjectStatements = new StateObjectStatements(db, database.sqlite);
-  const subscriptions = new Subscriptions(batcher, new SubscriptionStatements(db, database.sqlite), callers, notifier, gate);
-  const expiry = new ExpiryTimer(db, batcher, stateObjectStatements, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
-  const counters = { droppedMessages: 0 };
-  const messages = new Messages(batcher, new MessageStatements(db, database.sqlite), notifier, subscriptions, callers, options.messageQueueLimit, {
-    dropped: (n) => {
-      counters.droppedMessages += n;
+  const stateObjectStore = new StateObjectStore(db, database.sqlite, batcher);
+  const messageStore = new MessageStore(database.sqlite, batcher, { count: options.messageQueueLimit, ms: options.messageRetentionMs });
+  const subscriptionStore = new SubscriptionStore(database.sqlite, batcher, stateObjectStore, messageStore, options.maxSubscriptionsPerCredential);
+  const subscriptions = new Subscriptions(subscriptionStore, callers, notifier, gate);
+  const expiry = new ExpiryTimer(db, stateObjectStore, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const counters = { missedMessages: 0 };
+  const messages = new Messages(messageStore, subscriptionStore, notifier, subscriptions, callers, {
+    missed: (subscription, caller, n) => {
+      counters.missedMessages += n;
       metrics.droppedMessages.inc(n);
-      logger.warn({ dropped: n, total: counters.droppedMessages }, 'message queue full: oldest messages dropped');
+      logger.warn({ subscription, caller: caller.friendlyName, credential: caller.credential.name, missed: n, total: counters.missedMessages },
+        'message subscription fell behind the log retention: the oldest messages it had not read are gone');
     },
   });
-  const packageLogs = new PackageLogs(db, logger, options.logRetention);
+  const packageLogs = new PackageLogs(db, new PackageLogStore(database.sqlite, batcher), notifier, logger, options.logRetention);
   const repository = new Repository(db, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
     maxEntries: 1000,
     maxUncompressedBytes: options.maxPackageUnpackedBytes,
@@ -211,7 +215,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(db, batcher, stateObjectStatements, notifier, subscriptions, expiry),
+    stateObjects: new StateObjects(db, stateObjectStore, subscriptionStore, notifier, subscriptions, expiry),
     messages,
     packageLogs,
     descriptors: new Descriptors(db),
@@ -228,7 +232,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     }),
     overview: new Overview(db, configuration),
   };
-  const sweeper = new Sweeper(db, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs);
+  const sweeper = new Sweeper(db, notifier, packageLogs, messageStore, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();

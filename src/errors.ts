@@ -44,3 +44,16 @@ export const databaseBusy = () =>
     'The database is locked by another process.',
     'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
   );
+
+/** Thrown inside a poll's transaction when its client has gone: the transaction rolls back, nothing is consumed. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client went away');
+  }
+}
+
+/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes). */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}

@@ -24,7 +24,7 @@ export class HubMetrics {
   });
   readonly droppedMessages = new Counter({
     name: 'hub_dropped_messages_total',
-    help: 'Messages dropped because a subscription queue was full',
+    help: 'Message log entries a subscription had not read when they left the retention (HUB_MESSAGE_QUEUE_LIMIT, HUB_MESSAGE_RETENTION_SECONDS)',
     registers: [this.registry],
   });
   readonly commitDuration = new Histogram({

@@ -17,7 +17,12 @@ export interface HubOptions {
   /** Time a request body may take to arrive in full (408 after it). */
   bodyTimeoutMs: number;
   subscriptionIdleMs: number;
+  /** Messages the log keeps at most; a subscription that falls behind misses the oldest (counted). */
   messageQueueLimit: number;
+  /** Age past which a message leaves the log, and a purge's tombstone goes, read or not. */
+  messageRetentionMs: number;
+  /** Subscriptions one credential may hold at once; past it, 429. */
+  maxSubscriptionsPerCredential: number;
   sweepIntervalMs: number;
   /** Package log entries kept (WriteLog); older ones are trimmed. */
   logRetention: number;
@@ -59,7 +64,9 @@ const envSchema = z.object({
   HUB_BODY_LIMIT_BYTES: integer(1024).default(1024 * 1024),
   HUB_BODY_TIMEOUT_MS: integer(100).default(15_000),
   HUB_SUBSCRIPTION_IDLE_SECONDS: integer(1).default(300),
-  HUB_MESSAGE_QUEUE_LIMIT: integer(1).default(10_000),
+  HUB_MESSAGE_QUEUE_LIMIT: integer(1).default(100_000),
+  HUB_MESSAGE_RETENTION_SECONDS: integer(1).default(86_400),
+  HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: integer(1).default(1000),
   HUB_LOG_RETENTION: integer(1).default(100_000),
   HUB_MAX_POLLS_PER_CREDENTIAL: integer(1).default(2000),
   HUB_AUTH_FAILURE_STEP_MS: integer(0).default(1000),
@@ -86,7 +93,9 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     bodyLimitBytes: 1024 * 1024,
     bodyTimeoutMs: 15_000,
     subscriptionIdleMs: idleMs,
-    messageQueueLimit: 10_000,
+    messageQueueLimit: 100_000,
+    messageRetentionMs: 86_400_000,
+    maxSubscriptionsPerCredential: 1000,
     sweepIntervalMs: Math.min(30_000, Math.max(100, Math.floor(idleMs / 10))),
     logRetention: 100_000,
     maxPollsPerCredential: 2000,
@@ -125,6 +134,8 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     bodyTimeoutMs: e.HUB_BODY_TIMEOUT_MS,
     subscriptionIdleMs: e.HUB_SUBSCRIPTION_IDLE_SECONDS * 1000,
     messageQueueLimit: e.HUB_MESSAGE_QUEUE_LIMIT,
+    messageRetentionMs: e.HUB_MESSAGE_RETENTION_SECONDS * 1000,
+    maxSubscriptionsPerCredential: e.HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL,
     logRetention: e.HUB_LOG_RETENTION,
     maxPollsPerCredential: e.HUB_MAX_POLLS_PER_CREDENTIAL,
     authFailureStepMs: e.HUB_AUTH_FAILURE_STEP_MS,

@@ -12,12 +12,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
-import type { MessageRecord } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
 import { consumer, get, pkg, tempDir, testConfiguration } from './support/testHub.js';
 
 const CYCLES = Number(process.env.HUB_CRASH_CYCLES ?? 5);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SUBSCRIPTION = '6b1d8a4e-1c7e-4f57-9d53-0c8f3b2a7e11';
+/** A StateObject subscription nobody polls while the load runs: it is behind at every kill. */
+const OBJECT_SUBSCRIPTION = '0e5a3c1d-7b2f-4c9e-8a41-5d6f7e8a9b10';
 const PUSHERS = 4;
 const SENDERS = 2;
 
@@ -65,6 +67,8 @@ describe('crash safety', () => {
     const lastAckedValue = new Map<string, number>();
     const ackedMessages = new Set<string>();
     const received = new Set<string>();
+    // Pushes acknowledged since the behind subscription last read: it must get each name at that value or later.
+    const unreadAcks = new Map<string, number>();
     const app = consumer('Crash');
     let nextValue = 1;
 
@@ -89,6 +93,17 @@ describe('crash safety', () => {
         }
       }
       for (const tag of ackedMessages) expect(received.has(tag), `acknowledged message ${tag} lost`).toBe(true);
+      expect((await get(hub, 'consumer/SubscribeToStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, name: 'K*' })).json()).toBe(OBJECT_SUBSCRIPTION);
+      const caughtUp = new Map<string, number>();
+      for (;;) {
+        const batch = (await get(hub, 'consumer/GetStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, timeout: 0, limit: 2 })).json<StateObjectUpdate[]>();
+        if (batch.length === 0) break;
+        for (const u of batch) caughtUp.set(u.StateObject.Name, u.StateObject.Value as number);
+      }
+      for (const [name, value] of unreadAcks) {
+        expect(caughtUp.get(name), `change of ${name} to ${value} not seen by the behind subscription`).toBeGreaterThanOrEqual(value);
+      }
+      unreadAcks.clear();
       if (cycle === CYCLES) {
         await kill9(hub.process);
         break;
@@ -101,7 +116,10 @@ describe('crash safety', () => {
           const value = nextValue++;
           try {
             const reply = await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: `K${i}`, value });
-            if (reply.status === 204) lastAckedValue.set(`K${i}`, value);
+            if (reply.status === 204) {
+              lastAckedValue.set(`K${i}`, value);
+              unreadAcks.set(`K${i}`, value);
+            }
           } catch {
             return;
           }

@@ -59,4 +59,26 @@ describe('a write lock held by another process', () => {
     const objects = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Late' })).json<{ Value: unknown }[]>();
     expect(objects.map((o) => o.Value)).toEqual([2]);
   });
+
+  it('makes WriteLog, a first-time caller\'s SendMessage and a new caller\'s subscription wait for the lock like a push', async () => {
+    const h = await hub();
+    const shell = shellHoldingWriteLock(h.dataDir);
+    let settled = 0;
+    const count = <T>(p: Promise<T>) => p.finally(() => settled++);
+    const pending = [
+      count(get(h, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'while locked' })),
+      count(get(h, 'consumer/SendMessage', consumer('NeverSeenBefore'), { scope: 'All', key: 'Hello' })),
+      count(get(h, 'consumer/SubscribeToMessage', consumer('AlsoNew'))),
+    ];
+    try {
+      // Well past the 50 ms the database itself waits: nothing has given up.
+      await sleep(400);
+      expect(settled).toBe(0);
+      expect((await fetch(`${h.url}/health`)).status).toBe(200);
+    } finally {
+      shell.exec('COMMIT');
+      shell.close();
+    }
+    expect((await Promise.all(pending)).map((r) => r.status)).toEqual([204, 204, 200]);
+  });
 });

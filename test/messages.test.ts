@@ -240,12 +240,42 @@ describe('authorizations', () => {
     expect((await poll(h, s2p1, id)).map((m) => m.Key)).toEqual(['Ping']);
   });
 
-  it('lets saga replies through and refuses joining a denied group', async () => {
+  it('lets a saga reply through only for a request the replier received and has not answered', async () => {
     const h = await hub({ config: restrictedConfig() });
-    const id = await subscribe(h, s2p1);
-    const reply = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '1' });
+    const requester = await subscribe(h, s2p1);
+    const replier = await subscribe(h, s1p1);
+    // Never asked: a forged reply to everyone is refused and reaches nobody.
+    const forged = await get(h, 'platform/SendMessage', s1p1, { scope: 'All', key: '__Response', sagaId: 'never-sent', data: '"forged"' });
+    expect(forged.status).toBe(403);
+    expect(forged.json<{ MessageDetail: string }>().MessageDetail).toMatch(/saga/);
+    // Asked but not yet received: still refused.
+    await send(h, s2p1, 'Package', ['S1/P1'], 'Add', [1, 2]);
+    const early = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '3' });
+    expect(early.status).toBe(403);
+    await get(h, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Ping', sagaId: 's1' });
+    expect((await poll(h, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual([null, 's1']);
+    const reply = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '3' });
     expect(reply.status).toBe(204);
-    expect((await poll(h, s2p1, id)).map((m) => m.Key)).toEqual(['__Response']);
+    // Answered once: a second reply needs an authorization of its own.
+    const again = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '4' });
+    expect(again.status).toBe(403);
+    expect((await poll(h, s2p1, requester)).map((m) => [m.Key, m.Data])).toEqual([['__Response', 3]]);
+  });
+
+  it('remembers an unanswered saga request across a restart', async () => {
+    const dataDir = tempDir();
+    const first = await startTestHub({ dataDir, config: restrictedConfig() });
+    const replier = await subscribe(first, s1p1);
+    await get(first, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Ping', sagaId: 'kept' });
+    expect((await poll(first, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual(['kept']);
+    await first.stop();
+    const second = await hub({ dataDir, config: restrictedConfig() });
+    const reply = await get(second, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'Consumer/App', key: '__Response', sagaId: 'kept' });
+    expect(reply.status).toBe(204);
+  });
+
+  it('refuses joining a denied group', async () => {
+    const h = await hub({ config: restrictedConfig() });
     const join = await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Admins' });
     expect(join.status).toBe(403);
     expect(join.json<{ MessageDetail: string }>().MessageDetail).toMatch(/group rule 1/);

@@ -38,25 +38,21 @@ function withStatementCache(sqlite: Sqlite.Database) {
 
 const BUSY_TIMEOUT_MS = 50;
 
-/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes). */
-export function isDatabaseBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
+export { isDatabaseBusy } from '../errors.js';
 
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
-export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void): OpenedDatabase {
+export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new Sqlite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   // A person poking at the file with the sqlite3 CLI may hold the write lock. better-sqlite3 waits
-  // synchronously, stalling every request, so the wait here is short: group-committed writes then
-  // wait on asynchronously (db/batch.ts), other writes answer 503 (isDatabaseBusy).
+  // synchronously, stalling every request, so the wait here is short: writes then wait on
+  // asynchronously (db/batch.ts, db/queuedDialect.ts) up to `lockWaitMs`, then answer 503.
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({
-    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }, { lockWaitMs, inTransaction: () => sqlite.inTransaction }),
     log: onCommit
       ? (event) => {
           if (event.level === 'query' && event.query.sql === 'commit') onCommit(event.queryDurationMillis);

@@ -4,18 +4,64 @@
  * them and all but one go back to waiting, so N queued queries cost N² wake-ups (8,000 concurrent
  * queries took 3.2 s; a thousand devices subscribing at once after a restart would hit this). Here
  * waiters queue behind a FIFO mutex, each woken once; Kysely's inner lock is then never contended.
+ *
+ * Writes through Kysely wait out another process's write lock the way group-committed writes do
+ * (db/batch.ts): a transaction begins IMMEDIATE, so its writes can no longer meet the lock once it has
+ * begun, and the BEGIN (or a statement outside a transaction, which did nothing when it failed) is
+ * tried again every 50 ms without blocking the event loop, up to `lockWaitMs`.
  */
 import { Mutex } from 'async-mutex';
-import type { DatabaseConnection, Driver, SqliteDialectConfig } from 'kysely';
-import { SqliteDialect, SqliteDriver } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, SqliteDialectConfig } from 'kysely';
+import { CompiledQuery as Query, SqliteDialect, SqliteDriver } from 'kysely';
+import { isDatabaseBusy } from '../errors.js';
+
+export interface LockWait {
+  /** How long a write waits for another process's lock before failing with SQLITE_BUSY. */
+  lockWaitMs: number;
+  /** Whether the connection is inside a transaction (a statement there must not be retried alone). */
+  inTransaction: () => boolean;
+}
+
+const RETRY_MS = 50;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class PatientConnection implements DatabaseConnection {
+  constructor(private readonly inner: DatabaseConnection, private readonly wait: LockWait) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const started = Date.now();
+    for (;;) {
+      try {
+        return await this.inner.executeQuery<R>(query);
+      } catch (error) {
+        const retry = isDatabaseBusy(error) && !this.wait.inTransaction() && Date.now() - started < this.wait.lockWaitMs;
+        if (!retry) throw error;
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
 
 class QueuedSqliteDriver extends SqliteDriver {
   private readonly turns = new Mutex();
   private endTurn: (() => void) | undefined;
 
+  constructor(config: SqliteDialectConfig, private readonly wait: LockWait | undefined) {
+    super(config);
+  }
+
   override async acquireConnection(): Promise<DatabaseConnection> {
     this.endTurn = await this.turns.acquire();
-    return super.acquireConnection();
+    const connection = await super.acquireConnection();
+    return this.wait ? new PatientConnection(connection, this.wait) : connection;
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(Query.raw(this.wait ? 'begin immediate' : 'begin'));
   }
 
   override async releaseConnection(): Promise<void> {
@@ -27,11 +73,11 @@ class QueuedSqliteDriver extends SqliteDriver {
 }
 
 export class QueuedSqliteDialect extends SqliteDialect {
-  constructor(private readonly config: SqliteDialectConfig) {
+  constructor(private readonly config: SqliteDialectConfig, private readonly wait?: LockWait) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new QueuedSqliteDriver(this.config);
+    return new QueuedSqliteDriver(this.config, this.wait);
   }
 }

@@ -46,6 +46,10 @@ export interface StateObjectsTable {
   lifetime_s: number;
   expires_at_ms: number | null;
   expiry_announced: Generated<number>;
+  /** The sequence number of the object's last change (push, purge, expiry): its place in the log. */
+  seq: Generated<number>;
+  /** 1: a tombstone left by a purge, kept until every cursor has passed it. */
+  is_deleted: Generated<number>;
 }
 
 export interface SubscriptionsTable {
@@ -56,6 +60,8 @@ export interface SubscriptionsTable {
   created_ms: number;
   last_active_ms: number;
   queued_messages: Generated<number>;
+  /** Message subscriptions: the id of the last message of the log read (or skipped as not addressed). */
+  read_message_id: Generated<number>;
 }
 
 export interface StateObjectFiltersTable {
@@ -66,6 +72,10 @@ export interface StateObjectFiltersTable {
   name_glob: string;
   type_glob: string;
   exact_name: string | null;
+  /** The cursor: changes up to this sequence number have been read. */
+  read_seq: Generated<number>;
+  /** The sequence when the filter was added: older tombstones are not news to it. */
+  created_seq: Generated<number>;
 }
 
 export interface StateObjectChangesTable {
@@ -81,6 +91,14 @@ export interface StateObjectChangesTable {
 export interface MessageGroupMembersTable {
   subscription_id: string;
   group_name: string;
+  /** The last message id when the group was joined: only later messages reach the member. */
+  joined_after: Generated<number>;
+}
+
+export interface SagaRequestsTable {
+  connection_id: string;
+  saga_id: string;
+  received_ms: number;
 }
 
 export interface MessagesTable {
@@ -146,6 +164,7 @@ export interface Database {
   message_group_members: MessageGroupMembersTable;
   messages: MessagesTable;
   message_deliveries: MessageDeliveriesTable;
+  saga_requests: SagaRequestsTable;
   package_logs: PackageLogsTable;
   package_descriptors: PackageDescriptorsTable;
   repository_packages: RepositoryPackagesTable;

@@ -2,7 +2,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { databaseBusy, HubError } from '../errors.js';
-import { isDatabaseBusy } from '../db/open.js';
+import { isDatabaseBusy } from '../errors.js';
 import { ConfigurationError } from '../config/validate.js';
 
 export interface ErrorBody {

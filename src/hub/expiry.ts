@@ -3,9 +3,8 @@
  * the earliest pending expiry; objects stay readable with IsExpired until pushed again or purged.
  */
 import type { Db } from '../db/open.js';
-import type { TransactionBatcher } from '../db/batch.js';
 import { nextExpiry } from '../store/stateObjects.js';
-import type { StateObjectStatements } from '../store/stateObjectStatements.js';
+import type { StateObjectStore } from '../store/stateObjectStore.js';
 import type { Notifier } from './notifier.js';
 
 export class ExpiryTimer {
@@ -16,8 +15,7 @@ export class ExpiryTimer {
 
   constructor(
     private readonly db: Db,
-    private readonly batcher: TransactionBatcher,
-    private readonly statements: StateObjectStatements,
+    private readonly store: StateObjectStore,
     private readonly notifier: Notifier,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -43,14 +41,7 @@ export class ExpiryTimer {
     this.dueAt = Infinity;
     this.timer = undefined;
     if (this.stopped) return;
-    const woken = await this.batcher.run(() => {
-      const ids = new Set<string>();
-      for (const object of this.statements.markExpired(Date.now())) {
-        this.statements.recordChange(object, false).forEach((id) => ids.add(id));
-      }
-      return ids;
-    });
-    this.notifier.wake(woken);
+    for (const object of await this.store.expire(Date.now())) this.notifier.stateObjectChanged(object);
     const next = await nextExpiry(this.db);
     if (next !== undefined) this.schedule(next);
   }

@@ -1,50 +1,48 @@
-import type { Notifier } from './notifier.js';
-
-export class PollAborted extends Error {
-  constructor() {
-    super('the client went away');
-  }
-}
+import { ClientGone } from '../errors.js';
+import type { Interest, Notifier } from './notifier.js';
 
 /**
- * Holds a poll until `take` finds something or `timeoutMs` passes. The waiter is registered before the
- * first read so a commit between read and wait is not missed. `take` consumes inside its transaction
- * and must throw PollAborted (rolling back) if the client has gone, so nothing is consumed for a
- * response that will not be sent. `settle` runs with the result while the waiter is still registered
- * (the idle sweeper leaves a subscription with a waiter alone). Returns undefined when the client went away.
+ * The one way the hub waits: StateObject and message polls and the management logs follow. Holds a
+ * poll until `take` finds something or `timeoutMs` passes. The waiter is registered before the first
+ * read so a commit between read and wait is not missed, and released however the poll ends (nothing is
+ * left behind on a timeout). `take` consumes inside its transaction and throws ClientGone (rolling
+ * back) if the client has gone, so nothing is consumed for a response that will not be sent. `settle`
+ * runs with the result while the waiter is still registered (the idle sweeper leaves a subscription
+ * with a waiter alone). Returns undefined when the client went away.
  */
 export async function longPoll<T>(
   notifier: Notifier,
-  subscriptionId: string,
+  key: string,
+  interest: Interest,
   timeoutMs: number,
   abort: AbortSignal,
   take: () => Promise<T[]>,
-  settle: (result: T[] | undefined) => Promise<void> = async () => undefined,
+  settle?: (result: T[] | undefined) => Promise<void>,
 ): Promise<T[] | undefined> {
-  const waiter = notifier.register(subscriptionId);
+  const waiter = notifier.register(key, interest);
   const deadline = Date.now() + timeoutMs;
-  const wait = async (): Promise<T[] | undefined> => {
+  try {
+    let result: T[] | undefined;
     for (;;) {
-      if (abort.aborted) return undefined;
+      if (abort.aborted) break;
       waiter.clearSignal();
-      let items: T[];
       try {
-        items = await take();
+        result = await take();
       } catch (error) {
-        if (error instanceof PollAborted) return undefined;
+        if (error instanceof ClientGone) break;
         throw error;
       }
-      if (items.length > 0) return items;
+      if (result.length > 0) break;
       const outcome = await waiter.wait(deadline - Date.now(), abort);
-      if (outcome === 'aborted') return undefined;
-      if (outcome !== 'woken') return [];
+      if (outcome === 'aborted') {
+        result = undefined;
+        break;
+      }
+      if (outcome !== 'woken') break;
     }
-  };
-  try {
-    const result = await wait();
-    await settle(result);
+    if (settle) await settle(result);
     return result;
   } finally {
-    notifier.release(subscriptionId, waiter);
+    notifier.release(key, waiter);
   }
 }

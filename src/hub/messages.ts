@@ -1,14 +1,16 @@
-/** Sending messages to scopes, message subscriptions and groups, and long-polling the queues. */
+/** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
+export { SAGA_RESPONSE_KEY };
 import { badRequest, HubError } from '../errors.js';
-import type { TransactionBatcher } from '../db/batch.js';
-import type { MessageStatements } from '../store/messageStatements.js';
+import type { MessageStore } from '../store/messageStore.js';
+import { SAGA_RESPONSE_KEY } from '../store/messageStore.js';
+import type { SubscriptionStore } from '../store/subscriptionStore.js';
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
 import type { Notifier } from './notifier.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
-import { checkScopeArgs, parseScope, ScopeType, targetOf } from './scope.js';
+import { checkScopeArgs, parseScope, ScopeType } from './scope.js';
 import type { Subscriptions } from './subscriptions.js';
 
 export interface SendInput {
@@ -19,77 +21,69 @@ export interface SendInput {
   sagaId?: string | null;
 }
 
-/** The key of a saga reply (wire.md); replies are not subject to message authorizations. */
-export const SAGA_RESPONSE_KEY = '__Response';
-
 export interface MessageCounters {
-  dropped(count: number): void;
+  /** A subscription fell behind the log's retention and missed this many log entries. */
+  missed(subscriptionId: string, caller: Caller, count: number): void;
 }
 
 export class Messages {
   constructor(
-    private readonly batcher: TransactionBatcher,
-    private readonly statements: MessageStatements,
+    private readonly store: MessageStore,
+    private readonly subscriptionStore: SubscriptionStore,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly callers: CallerDirectory,
-    private readonly queueLimit: number,
     private readonly counters: MessageCounters,
   ) {}
 
-  /** Queues the message for every target subscription (one transaction), then wakes them. */
-  async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<number> {
+  /**
+   * Appends the message to the log (one row however many will read it), then wakes the waiting polls
+   * it is addressed to. A saga reply (key `__Response` with a SagaId) is exempt from the sender's
+   * message authorizations only while the sender has an unanswered request of that saga.
+   */
+  async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<void> {
     const scope = parseScope(input.scope);
     if (!input.key) throw badRequest('MissingParameter', "The message key ('key' or 'Key') is required.");
     checkScopeArgs(scope, input.args);
+    const refusal = options.authorize ? messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key }) : undefined;
     const isSagaReply = input.key === SAGA_RESPONSE_KEY && !!input.sagaId;
-    if (options.authorize && !isSagaReply) {
-      const refusal = messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key });
-      if (refusal) throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.', refusal);
-    }
+    if (refusal && !isSagaReply) throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.', refusal);
     const connectionId = await this.callers.connectionId(sender);
-    const target = targetOf(scope, input.args, connectionId);
-    const { woken, dropped } = await this.batcher.run(() => {
-      const ids = this.statements.queue(
-        {
-          sender_connection_id: connectionId,
-          sender_type: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
-          sender_friendly_name: sender.friendlyName,
-          scope: ScopeType[scope],
-          args: JSON.stringify(input.args),
-          saga_id: input.sagaId ?? null,
-          key: input.key,
-          data: JSON.stringify(input.data ?? null),
-          sent_ms: Date.now(),
-        },
-        target,
-      );
-      return { woken: ids, dropped: this.statements.bound(ids, this.queueLimit) };
-    });
-    if (dropped > 0) this.counters.dropped(dropped);
-    this.notifier.wake(woken);
-    return woken.length;
+    const message = {
+      sender_connection_id: connectionId,
+      sender_type: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
+      sender_friendly_name: sender.friendlyName,
+      scope: ScopeType[scope],
+      args: JSON.stringify(input.args),
+      saga_id: input.sagaId ?? null,
+      key: input.key,
+      data: JSON.stringify(input.data ?? null),
+      sent_ms: Date.now(),
+    };
+    const id = await this.store.send(message, refusal ? { sagaReplyBy: connectionId, refusal } : {});
+    this.notifier.messageSent({ id, scope: message.scope, args: input.args, senderConnectionId: connectionId });
   }
 
   /** A message the hub itself sends on an administrator's behalf (deploy): no authorization applies. */
-  sendFromHub(by: Caller, toFriendlyName: string, key: string, data: unknown): Promise<number> {
+  sendFromHub(by: Caller, toFriendlyName: string, key: string, data: unknown): Promise<void> {
     return this.send(by, { scope: 'Package', args: [toFriendlyName], key, data }, { authorize: false });
   }
 
   async subscribe(caller: Caller, requestedId: string | undefined): Promise<string> {
-    return this.subscriptions.open(caller, 'messages', requestedId, (id) => id);
+    const owner = await this.subscriptions.owner(caller, requestedId);
+    return (await this.subscriptionStore.openMessages(owner, requestedId)).id;
   }
 
   async joinGroup(caller: Caller, group: string, requestedId: string | undefined): Promise<string> {
     const refusal = groupRefusal(caller.credential, group);
     if (refusal) throw new HubError(403, 'GroupNotAuthorized', 'Joining this group is not authorized.', refusal);
-    return this.subscriptions.open(caller, 'messages', requestedId, (id) => {
-      this.statements.joinGroup(id, group);
-      return id;
-    });
+    const owner = await this.subscriptions.owner(caller, requestedId);
+    const opened = await this.subscriptionStore.openMessages(owner, requestedId, group);
+    await this.subscriptions.refresh(caller, opened, 'messages');
+    return opened.id;
   }
 
-  /** Long-polls a message queue, oldest first. Undefined when the client went away (nothing consumed). */
+  /** Long-polls a message subscription, oldest first. Undefined when the client went away (nothing consumed). */
   async poll(
     caller: Caller,
     subscriptionId: string | undefined,
@@ -97,8 +91,10 @@ export class Messages {
     limit: number,
     abort: AbortSignal,
   ): Promise<MessageRecord[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, (id) =>
-      this.statements.take(id, limit).map(messageRecord),
-    );
+    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, async (id) => {
+      const { messages, missed } = await this.store.take(id, limit, abort);
+      if (missed > 0) this.counters.missed(id, caller, missed);
+      return messages.map(messageRecord);
+    });
   }
 }

@@ -1,10 +1,22 @@
 /**
- * Wake-after-commit: one waiter per subscription, woken by the commit of a write that concerns it.
- * Knows nothing of HTTP or SQL; a PostgreSQL deployment could feed `wake` from LISTEN/NOTIFY.
+ * Wake-after-commit: one waiter per subscription (or log follower), woken by the commit of a write that
+ * concerns it. Which waiters a write concerns is decided here, in memory, from what each waiting poll
+ * listens for: StateObject filters by exact name (a map) plus a list of wildcard filters, messages by
+ * address (ConnectionId, friendly name, package, sentinel, group) plus the list of everyone for All and
+ * Others. Subscriptions nobody is polling are not here and cost nothing at write time. Knows nothing
+ * of HTTP or SQL; a PostgreSQL deployment could feed the same calls from LISTEN/NOTIFY.
  */
+import type { MessageAddresses } from '../store/messageAddresses.js';
+import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
+import type { StoredFilter } from '../store/stateObjectStore.js';
+import type { Interest as SubscriptionInterest } from '../store/subscriptionStore.js';
+import { matchesPattern } from './patterns.js';
+
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
 
 type Ending = 'superseded' | 'closing';
+
+export type Interest = SubscriptionInterest | { kind: 'logs' };
 
 export class Waiter {
   private signalled = false;
@@ -46,40 +58,199 @@ export class Waiter {
   }
 }
 
+/** A filter in memory: its `*` patterns (the stored GLOBs unescaped, see patterns.toGlob). */
+interface Pattern {
+  sentinel: string;
+  package: string;
+  name: string;
+  type: string;
+}
+
+const fromGlob = (glob: string) => glob.replace(/\[([?[])\]/g, '$1');
+
+const patternOf = (f: StoredFilter): Pattern => ({
+  sentinel: fromGlob(f.sentinel),
+  package: fromGlob(f.package),
+  name: fromGlob(f.name),
+  type: fromGlob(f.type),
+});
+
+interface Entry {
+  key: string;
+  waiter: Waiter;
+  /** StateObject subscriptions: every filter. */
+  patterns: Pattern[];
+  /** Where the entry is indexed, to take it out again. */
+  names: string[];
+  wildcard: boolean;
+  addresses: string[];
+  connectionId: string | undefined;
+}
+
+export interface ChangedStateObject {
+  sentinelName: string;
+  packageName: string;
+  name: string;
+  type: string;
+}
+
+export interface SentMessage {
+  id: number;
+  scope: number;
+  args: string[];
+  senderConnectionId: string;
+}
+
+const addressKeys = (a: MessageAddresses): string[] => {
+  const keys = [`c:${a.connectionId}`, `f:${a.friendlyName}`, `s:${a.sentinelName}`];
+  if (a.isPackage) keys.push(`p:${a.packageName}`);
+  for (const group of a.groups.keys()) keys.push(`g:${group}`);
+  return keys;
+};
+
+function addToIndex(index: Map<string, Set<Entry>>, key: string, entry: Entry): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(entry);
+}
+
+function removeFromIndex(index: Map<string, Set<Entry>>, key: string, entry: Entry): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(entry);
+  if (set.size === 0) index.delete(key);
+}
+
 export class Notifier {
-  private readonly waiters = new Map<string, Waiter>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly byName = new Map<string, Set<Entry>>();
+  private readonly wildcards = new Set<Entry>();
+  private readonly byAddress = new Map<string, Set<Entry>>();
+  private readonly messageWaiters = new Set<Entry>();
+  private readonly logWaiters = new Set<Entry>();
 
-  /** Registers the waiter of a subscription; an older waiter of the same subscription is superseded. */
-  register(subscriptionId: string): Waiter {
-    this.waiters.get(subscriptionId)?.end('superseded');
-    const waiter = new Waiter();
-    this.waiters.set(subscriptionId, waiter);
-    return waiter;
+  /** Registers the waiter of a subscription (or log follower); an older waiter of the same key is superseded. */
+  register(key: string, interest: Interest): Waiter {
+    const old = this.entries.get(key);
+    if (old) {
+      old.waiter.end('superseded');
+      this.unindex(old);
+    }
+    const entry: Entry = { key, waiter: new Waiter(), patterns: [], names: [], wildcard: false, addresses: [], connectionId: undefined };
+    this.index(entry, interest);
+    this.entries.set(key, entry);
+    return entry.waiter;
   }
 
-  release(subscriptionId: string, waiter: Waiter): void {
-    if (this.waiters.get(subscriptionId) === waiter) this.waiters.delete(subscriptionId);
+  /** A filter or group was added to a subscription whose poll may be waiting: listen for it too. */
+  update(key: string, interest: Interest): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.unindex(entry);
+    this.index(entry, interest);
   }
 
-  /** Call only after the commit that the woken subscriptions will read. */
-  wake(subscriptionIds: Iterable<string>): void {
-    for (const id of subscriptionIds) this.waiters.get(id)?.signal();
+  release(key: string, waiter: Waiter): void {
+    const entry = this.entries.get(key);
+    if (entry?.waiter !== waiter) return;
+    this.unindex(entry);
+    this.entries.delete(key);
+  }
+
+  /** Call only after the commit of the change. */
+  stateObjectChanged(object: ChangedStateObject): void {
+    const matches = (p: Pattern) =>
+      matchesPattern(p.name, object.name) &&
+      matchesPattern(p.sentinel, object.sentinelName) &&
+      matchesPattern(p.package, object.packageName) &&
+      matchesPattern(p.type, object.type);
+    const exact = this.byName.get(object.name);
+    if (exact) for (const entry of exact) if (entry.patterns.some(matches)) entry.waiter.signal();
+    for (const entry of this.wildcards) if (entry.patterns.some(matches)) entry.waiter.signal();
+  }
+
+  /** Call only after the commit of the send. Group membership times are checked by the read, not here. */
+  messageSent(message: SentMessage): void {
+    const wake = (key: string) => {
+      const set = this.byAddress.get(key);
+      if (set) for (const entry of set) entry.waiter.signal();
+    };
+    switch (message.scope) {
+      case ScopeNumber.All:
+        for (const entry of this.messageWaiters) entry.waiter.signal();
+        return;
+      case ScopeNumber.Others:
+        for (const entry of this.messageWaiters) if (entry.connectionId !== message.senderConnectionId) entry.waiter.signal();
+        return;
+      case ScopeNumber.Group:
+        for (const group of message.args) wake(`g:${group}`);
+        return;
+      case ScopeNumber.Sentinel:
+        for (const sentinel of message.args) wake(`s:${sentinel}`);
+        return;
+      case ScopeNumber.Package:
+        for (const arg of message.args) {
+          const kind = packageArgKind(arg);
+          wake(kind === 'friendlyName' ? `f:${arg}` : kind === 'connectionId' ? `c:${arg}` : `p:${arg}`);
+        }
+    }
+  }
+
+  /** Call only after the commit of the log entry. */
+  logWritten(): void {
+    for (const entry of this.logWaiters) entry.waiter.signal();
+  }
+
+  /** Wakes these keys whatever they listen for (a new filter has news for its own subscription). */
+  wake(keys: Iterable<string>): void {
+    for (const key of keys) this.entries.get(key)?.waiter.signal();
   }
 
   /** Shutdown: every waiting poll answers now. */
   endAll(): void {
-    for (const waiter of this.waiters.values()) waiter.end('closing');
+    for (const entry of this.entries.values()) entry.waiter.end('closing');
   }
 
-  isWaiting(subscriptionId: string): boolean {
-    return this.waiters.has(subscriptionId);
+  isWaiting(key: string): boolean {
+    return this.entries.has(key);
   }
 
   waitingIds(): string[] {
-    return [...this.waiters.keys()];
+    return [...this.entries.keys()];
   }
 
   get waitingCount(): number {
-    return this.waiters.size;
+    return this.entries.size;
+  }
+
+  private index(entry: Entry, interest: Interest): void {
+    if (interest.kind === 'logs') {
+      this.logWaiters.add(entry);
+    } else if (interest.kind === 'state_objects') {
+      entry.patterns = interest.filters.map(patternOf);
+      for (const p of entry.patterns) {
+        if (p.name.includes('*')) entry.wildcard = true;
+        else if (!entry.names.includes(p.name)) entry.names.push(p.name);
+      }
+      for (const name of entry.names) addToIndex(this.byName, name, entry);
+      if (entry.wildcard) this.wildcards.add(entry);
+    } else {
+      entry.connectionId = interest.addresses.connectionId;
+      entry.addresses = addressKeys(interest.addresses);
+      for (const key of entry.addresses) addToIndex(this.byAddress, key, entry);
+      this.messageWaiters.add(entry);
+    }
+  }
+
+  private unindex(entry: Entry): void {
+    for (const name of entry.names) removeFromIndex(this.byName, name, entry);
+    for (const key of entry.addresses) removeFromIndex(this.byAddress, key, entry);
+    this.wildcards.delete(entry);
+    this.messageWaiters.delete(entry);
+    this.logWaiters.delete(entry);
+    entry.names = [];
+    entry.addresses = [];
+    entry.patterns = [];
+    entry.wildcard = false;
   }
 }

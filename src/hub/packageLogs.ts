@@ -1,11 +1,14 @@
 /** WriteLog: persisted, echoed to the hub's own log, readable and followable by administrators. */
-import { EventEmitter, once } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/open.js';
 import type { PackageLogRow } from '../db/schema.js';
-import { insertLog, queryLogs, trimLogs } from '../store/packageLogs.js';
+import type { PackageLogStore } from '../store/packageLogs.js';
+import { queryLogs, trimLogs } from '../store/packageLogs.js';
 import type { LogQuery } from '../store/packageLogs.js';
 import type { Caller } from './caller.js';
+import { longPoll } from './longPoll.js';
+import type { Notifier } from './notifier.js';
 
 export type LogLevel = PackageLogRow['level'];
 
@@ -28,18 +31,16 @@ const toRecord = (r: PackageLogRow): LogRecord => ({
 });
 
 export class PackageLogs {
-  private readonly written = new EventEmitter();
-
   constructor(
     private readonly db: Db,
+    private readonly store: PackageLogStore,
+    private readonly notifier: Notifier,
     private readonly logger: Logger,
     private readonly retention: number,
-  ) {
-    this.written.setMaxListeners(0);
-  }
+  ) {}
 
   async write(caller: Caller, level: LogLevel, message: string): Promise<void> {
-    await insertLog(this.db, {
+    await this.store.write({
       sentinel_name: caller.sentinelName,
       package_name: caller.packageName,
       level,
@@ -50,30 +51,17 @@ export class PackageLogs {
     if (level === 'Error') this.logger.error(log, message);
     else if (level === 'Warn') this.logger.warn(log, message);
     else this.logger.info(log, message);
-    this.written.emit('log');
+    this.notifier.logWritten();
   }
 
   /**
-   * Entries matching `query`. With `afterId` and a timeout, waits (long-poll) until an entry after the
-   * cursor is written or the timeout passes: that is how a console follows the logs live.
+   * Entries matching `query`. With `afterId` and a timeout, waits (the same long-poll as subscriptions)
+   * until an entry after the cursor is written or the timeout passes: how a console follows the logs.
    */
   async read(query: LogQuery, waitMs: number, abort: AbortSignal): Promise<LogRecord[]> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      const listening = once(this.written, 'log', { signal: abort }).catch(() => undefined);
-      const rows = await queryLogs(this.db, query);
-      const remaining = deadline - Date.now();
-      if (rows.length > 0 || query.afterId === undefined || remaining <= 0 || abort.aborted) {
-        return rows.map(toRecord);
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), remaining);
-      });
-      const outcome = await Promise.race([listening, timedOut]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') return [];
-    }
+    const read = async () => (await queryLogs(this.db, query)).map(toRecord);
+    if (query.afterId === undefined || waitMs <= 0) return read();
+    return (await longPoll(this.notifier, `logs:${randomUUID()}`, { kind: 'logs' }, waitMs, abort, read)) ?? [];
   }
 
   /** Keeps the newest `retention` entries (called by the sweeper). */

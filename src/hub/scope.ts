@@ -1,7 +1,5 @@
-/** Message scopes: names and numbers on the wire, and who a scope reaches. */
+/** Message scopes: names and numbers on the wire (who a scope reaches: store/messageAddresses.ts). */
 import { badRequest } from '../errors.js';
-import type { MessageTarget } from '../store/messages.js';
-import { isGuid } from './subscriptions.js';
 
 /** Numbers on the wire (wire.md). */
 export const ScopeType = { None: 0, Group: 1, Package: 2, Sentinel: 3, Others: 4, All: 5 } as const;
@@ -36,25 +34,5 @@ export function checkScopeArgs(scope: ScopeName, args: string[]): void {
   const needsArgs = scope === 'Group' || scope === 'Sentinel' || scope === 'Package';
   if (needsArgs && args.length === 0) {
     throw badRequest('MissingScopeArgs', `The scope '${scope}' needs at least one argument (args).`);
-  }
-}
-
-export function targetOf(scope: ScopeName, args: string[], senderConnectionId: string): MessageTarget {
-  switch (scope) {
-    case 'All':
-      return { kind: 'all' };
-    case 'Others':
-      return { kind: 'others', senderConnectionId };
-    case 'Group':
-      return { kind: 'group', groups: args };
-    case 'Sentinel':
-      return { kind: 'sentinel', sentinels: args };
-    case 'Package':
-      return {
-        kind: 'package',
-        friendlyNames: args.filter((a) => a.includes('/')),
-        connectionIds: args.filter((a) => isGuid(a)),
-        packageNames: args.filter((a) => !a.includes('/') && !isGuid(a)),
-      };
   }
 }

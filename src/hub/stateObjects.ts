@@ -1,8 +1,8 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
 import type { Db } from '../db/open.js';
-import type { TransactionBatcher } from '../db/batch.js';
+import type { StateObjectStore } from '../store/stateObjectStore.js';
 import { queryStateObjects } from '../store/stateObjects.js';
-import type { StateObjectStatements } from '../store/stateObjectStatements.js';
+import type { SubscriptionStore } from '../store/subscriptionStore.js';
 import type { StateObjectGlobs } from '../store/stateObjects.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
@@ -46,8 +46,8 @@ const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
 export class StateObjects {
   constructor(
     private readonly db: Db,
-    private readonly batcher: TransactionBatcher,
-    private readonly statements: StateObjectStatements,
+    private readonly store: StateObjectStore,
+    private readonly subscriptionStore: SubscriptionStore,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
@@ -57,43 +57,26 @@ export class StateObjects {
     const now = Date.now();
     const type = input.type || inferType(input.value);
     const expiresAt = input.lifetime > 0 ? now + input.lifetime * 1000 : null;
-    const woken = await this.batcher.run(() => {
-      this.statements.upsert({
-        sentinel_name: producer.sentinelName,
-        package_name: producer.packageName,
-        name: input.name,
-        type,
-        value: JSON.stringify(input.value),
-        metadatas: JSON.stringify(input.metadatas),
-        last_update_ms: now,
-        lifetime_s: input.lifetime,
-        expires_at_ms: expiresAt,
-      });
-      return this.statements.recordChange(
-        { sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type },
-        false,
-      );
+    await this.store.push({
+      sentinelName: producer.sentinelName,
+      packageName: producer.packageName,
+      name: input.name,
+      type,
+      value: JSON.stringify(input.value),
+      metadatas: JSON.stringify(input.metadatas),
+      lastUpdateMs: now,
+      lifetimeS: input.lifetime,
+      expiresAtMs: expiresAt,
     });
-    this.notifier.wake(woken);
+    this.notifier.stateObjectChanged({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type });
     if (expiresAt !== null) this.expiry.schedule(expiresAt);
   }
 
   /** Deletes the producer's own objects matching name and type; subscribers are told once. */
   async purge(producer: Caller, name: string, type: string): Promise<number> {
-    const { purged, woken } = await this.batcher.run(() => {
-      const deleted = this.statements.deleteObjects(producer, { name: toGlob(name), type: toGlob(type) });
-      const ids = new Set<string>();
-      for (const object of deleted) {
-        const subs = this.statements.recordChange(
-          { sentinelName: producer.sentinelName, packageName: producer.packageName, ...object },
-          true,
-        );
-        subs.forEach((id) => ids.add(id));
-      }
-      return { purged: deleted.length, woken: ids };
-    });
-    this.notifier.wake(woken);
-    return purged;
+    const purged = await this.store.purge(producer, { name: toGlob(name), type: toGlob(type) });
+    for (const object of purged) this.notifier.stateObjectChanged(object);
+    return purged.length;
   }
 
   async request(caller: Caller, filter: StateObjectFilter): Promise<StateObjectRecord[]> {
@@ -108,19 +91,16 @@ export class StateObjects {
 
   /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */
   async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
-    const globs = globsOf(filter);
     const exactName = hasWildcard(filter.name) ? null : filter.name;
-    const { id, woken } = await this.subscriptions.open(caller, 'state_objects', requestedId, (subscriptionId) => ({
-      id: subscriptionId,
-      woken: this.statements.addFilter(subscriptionId, globs, exactName),
-    }));
-    if (woken) this.notifier.wake([id]);
-    return id;
+    const owner = await this.subscriptions.owner(caller, requestedId);
+    const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, globsOf(filter), exactName);
+    await this.subscriptions.refresh(caller, opened, 'state_objects');
+    return opened.id;
   }
 
   /**
-   * Long-polls the changes of a subscription: each changed object once, with its latest value.
-   * Returns undefined when the client went away (nothing consumed).
+   * Long-polls the changes of a subscription: each changed object once, with its latest value, oldest
+   * change first. Returns undefined when the client went away (nothing consumed).
    */
   async poll(
     caller: Caller,
@@ -129,12 +109,17 @@ export class StateObjects {
     limit: number,
     abort: AbortSignal,
   ): Promise<StateObjectUpdate[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, (id) => {
-      const now = Date.now();
-      return this.statements
-        .takeChanges(id, limit)
-        .filter((c) => maySeeStateObject(caller.credential, c))
-        .map((c): StateObjectUpdate => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
+    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id) => {
+      // What the caller may not see is read past (its cursor moves) and left out; read on while a
+      // whole read was left out, so an answer is not empty while visible changes wait.
+      for (;;) {
+        const changes = await this.store.take(id, limit, abort);
+        const now = Date.now();
+        const visible = changes
+          .filter((c) => maySeeStateObject(caller.credential, c))
+          .map((c): StateObjectUpdate => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
+        if (visible.length > 0 || changes.length === 0) return visible;
+      }
     });
   }
 }

@@ -1,12 +1,16 @@
 /**
  * Periodic housekeeping: idle subscriptions expire (time counts only while the hub runs: a heartbeat
- * records the last moment it was alive, and start-up moves every idle clock past the downtime),
- * orphan messages go, and package logs are trimmed to their retention.
+ * records the last moment it was alive, and start-up moves every idle clock past the downtime), the
+ * message log drops what every subscription has read and what is past its age, tombstones go once
+ * every cursor has passed them (or past the same age), and package logs are trimmed to their retention.
+ * Another process holding the write lock is expected now and then: the sweep is skipped with a warning.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/open.js';
 import { readHubSetting, writeHubSetting } from '../store/configuration.js';
-import { deleteOrphanMessages } from '../store/messages.js';
+import { isDatabaseBusy } from '../errors.js';
+import type { MessageStore } from '../store/messageStore.js';
+import { deleteTombstones } from '../store/stateObjects.js';
 import { deleteIdleSubscriptions, shiftSubscriptionActivity } from '../store/subscriptions.js';
 import type { Notifier } from './notifier.js';
 import type { PackageLogs } from './packageLogs.js';
@@ -21,9 +25,11 @@ export class Sweeper {
     private readonly db: Db,
     private readonly notifier: Notifier,
     private readonly packageLogs: PackageLogs,
+    private readonly messages: MessageStore,
     private readonly logger: Logger,
     private readonly idleMs: number,
     private readonly intervalMs: number,
+    private readonly retentionMs: number,
   ) {}
 
   /** Called once at start-up, before anything is served. */
@@ -36,7 +42,10 @@ export class Sweeper {
 
   start(): void {
     this.timer = setInterval(() => {
-      if (!this.running) this.running = this.sweep().catch((error) => this.logger.error({ err: error }, 'sweep failed')).finally(() => {
+      if (!this.running) this.running = this.sweep().catch((error: unknown) => {
+        if (isDatabaseBusy(error)) this.logger.warn('sweep skipped: another process holds the database write lock; trying again next time');
+        else this.logger.error({ err: error }, 'sweep failed');
+      }).finally(() => {
         this.running = undefined;
       });
     }, this.intervalMs);
@@ -47,12 +56,14 @@ export class Sweeper {
     const now = Date.now();
     const expired = await this.db.transaction().execute(async (trx) => {
       await writeHubSetting(trx, HEARTBEAT, String(now));
-      const ids = await deleteIdleSubscriptions(trx, now - this.idleMs, this.notifier.waitingIds());
-      // Deliveries go with expired subscriptions and dropped queue entries: their messages go here.
-      await deleteOrphanMessages(trx);
-      return ids;
+      const gone = await deleteIdleSubscriptions(trx, now - this.idleMs, this.notifier.waitingIds());
+      await deleteTombstones(trx, now - this.retentionMs);
+      return gone;
     });
-    if (expired.length) this.logger.info({ count: expired.length }, 'idle subscriptions expired');
+    for (const s of expired) {
+      this.logger.info({ subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName }, 'idle subscription expired');
+    }
+    await this.messages.sweep(now);
     await this.packageLogs.trim();
   }
 

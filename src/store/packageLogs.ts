@@ -1,5 +1,7 @@
 /** Logs written by packages through WriteLog. */
+import type Sqlite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { TransactionBatcher } from '../db/batch.js';
 import type { Database, PackageLogRow } from '../db/schema.js';
 
 type Executor = Kysely<Database>;
@@ -13,9 +15,18 @@ export interface LogQuery {
   limit: number;
 }
 
-export async function insertLog(db: Executor, row: Omit<PackageLogRow, 'id'>): Promise<number> {
-  const { id } = await db.insertInto('package_logs').values(row).returning('id').executeTakeFirstOrThrow();
-  return id;
+/** WriteLog rides the group commit, so it waits out another process's write lock as pushes do. */
+export class PackageLogStore {
+  private readonly insert;
+
+  constructor(sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher) {
+    this.insert = sqlite.prepare(`insert into package_logs (sentinel_name, package_name, level, message, logged_ms)
+      values (@sentinel_name, @package_name, @level, @message, @logged_ms)`);
+  }
+
+  write(row: Omit<PackageLogRow, 'id'>): Promise<number> {
+    return this.batcher.run(() => Number(this.insert.run(row).lastInsertRowid));
+  }
 }
 
 /** The newest `limit` entries matching, returned oldest first (newest last). */

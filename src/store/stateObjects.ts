@@ -1,4 +1,4 @@
-/** StateObjects and the per-subscription change rows that make GetStateObjects coalesce. */
+/** StateObjects read outside the log: requests, expiry times, counts, tombstone clean-up. */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, StateObjectRow } from '../db/schema.js';
@@ -20,7 +20,6 @@ export interface StateObjectGlobs {
 }
 
 export interface StateObjectChange extends StateObjectKey {
-  changeId: number;
   type: string;
   /** Set when the object was purged (or is gone): the record goes out with `IsDeleted`. */
   current: StateObjectRow | undefined;
@@ -30,6 +29,7 @@ export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): 
   return db
     .selectFrom('state_objects')
     .selectAll()
+    .where('is_deleted', '=', 0)
     .where(sql<boolean>`sentinel_name glob ${globs.sentinel}`)
     .where(sql<boolean>`package_name glob ${globs.package}`)
     .where(sql<boolean>`name glob ${globs.name}`)
@@ -51,6 +51,28 @@ export async function nextExpiry(db: Executor): Promise<number | undefined> {
 }
 
 export async function countStateObjects(db: Executor): Promise<number> {
-  const row = await db.selectFrom('state_objects').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  const row = await db
+    .selectFrom('state_objects')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('is_deleted', '=', 0)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/**
+ * Removes tombstones every cursor has passed, and those older than `cutoffMs` whoever has not read them
+ * (a subscription that far behind gets the object's absence, not its purge).
+ */
+export async function deleteTombstones(db: Executor, cutoffMs: number): Promise<number> {
+  const result = await db
+    .deleteFrom('state_objects')
+    .where('is_deleted', '=', 1)
+    .where((eb) =>
+      eb.or([
+        eb('seq', '<=', sql<number>`(select coalesce(min(read_seq), 9007199254740991) from state_object_filters)`),
+        eb('last_update_ms', '<', cutoffMs),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

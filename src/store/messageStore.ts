@@ -1,0 +1,213 @@
+/**
+ * Messages as one ordered log: a send is one row (its scope and args say whom it reaches), and each
+ * message subscription reads the log above its cursor for what is addressed to it. A write costs the
+ * same however many subscriptions listen. The log keeps at most `retention.count` messages and none
+ * older than `retention.ms`; a subscription whose cursor falls behind that is told how many log
+ * entries it missed. Operations run in group-commit transactions (db/batch.ts).
+ */
+import type Sqlite from 'better-sqlite3';
+import type { TransactionBatcher } from '../db/batch.js';
+import type { MessageRow } from '../db/schema.js';
+import { ClientGone, HubError } from '../errors.js';
+import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
+import { isAddressedTo } from './messageAddresses.js';
+
+export type NewMessage = Omit<MessageRow, 'id'>;
+
+/** The key of a saga reply (wire.md). */
+export const SAGA_RESPONSE_KEY = '__Response';
+
+export interface MessageRetention {
+  /** Messages kept in the log at most. */
+  count: number;
+  /** Age past which a message leaves the log, read or not. */
+  ms: number;
+}
+
+export interface TakenMessages {
+  messages: MessageRow[];
+  /** Log entries that left the retention before this subscription read them (0 normally). */
+  missed: number;
+}
+
+/** Rows scanned per page when a cursor catches up. */
+const PAGE = 512;
+
+export class MessageStore {
+  private readonly insert;
+  private readonly trim;
+  private readonly maxId;
+  private readonly page;
+  private readonly advance;
+  private readonly touch;
+  private readonly callerOf;
+  private readonly configuredGroups;
+  private readonly joinedGroups;
+  private readonly join;
+  private readonly findSaga;
+  private readonly forgetSaga;
+  private readonly rememberSaga;
+  private readonly readByAll;
+  private readonly expire;
+  private readonly backlog: LegacyDeliveries;
+
+  constructor(sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher, private readonly retention: MessageRetention) {
+    this.insert = sqlite.prepare(`insert into messages (sender_connection_id, sender_type, sender_friendly_name, scope, args, saga_id, key, data, sent_ms)
+      values (@sender_connection_id, @sender_type, @sender_friendly_name, @scope, @args, @saga_id, @key, @data, @sent_ms)`);
+    // The newest row always stays: ids continue from it after a restart, so no cursor is ever ahead of the log.
+    this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
+    this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
+    this.page = sqlite.prepare('select * from messages where id > ? order by id limit ?');
+    this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
+    this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
+    this.callerOf = sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
+      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
+    this.configuredGroups = sqlite.prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?').pluck();
+    this.joinedGroups = sqlite.prepare('select group_name, joined_after from message_group_members where subscription_id = ?');
+    this.join = sqlite.prepare(`insert into message_group_members (subscription_id, group_name, joined_after)
+      values (?, ?, (select coalesce(max(id), 0) from messages)) on conflict do nothing`);
+    this.findSaga = sqlite.prepare('delete from saga_requests where connection_id = ? and saga_id = ?');
+    this.rememberSaga = sqlite.prepare(`insert into saga_requests (connection_id, saga_id, received_ms) values (?, ?, ?)
+      on conflict do update set received_ms = excluded.received_ms`);
+    this.forgetSaga = sqlite.prepare('delete from saga_requests where received_ms < ?');
+    this.readByAll = sqlite.prepare("select min(read_message_id) from subscriptions where kind = 'messages'").pluck();
+    this.expire = sqlite.prepare('delete from messages where sent_ms < ? and id < ?');
+    this.backlog = new LegacyDeliveries(sqlite);
+  }
+
+  /**
+   * Appends the message to the log and trims the log to its count. With `sagaReplyBy`, the message is
+   * a saga reply exempt from authorizations: it is stored only if that caller received a request of
+   * this saga and has not answered it yet (the request is then answered); otherwise 403.
+   */
+  send(message: NewMessage, options: { sagaReplyBy?: string; refusal?: string } = {}): Promise<number> {
+    return this.batcher.run(() => {
+      if (options.sagaReplyBy !== undefined) {
+        const answered = message.saga_id !== null && this.findSaga.run(options.sagaReplyBy, message.saga_id).changes > 0;
+        if (!answered) {
+          throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
+            `${options.refusal ?? 'Denied.'} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
+        }
+      }
+      const id = Number(this.insert.run(message).lastInsertRowid);
+      this.trim.run(id - this.retention.count, id);
+      return id;
+    });
+  }
+
+  /** Inside a subscription's transaction: the caller's names and groups. */
+  addressesNow(subscription: string): (MessageAddresses & { readMessageId: number }) | undefined {
+    const c = this.callerOf.get(subscription) as
+      | { connection_id: string; friendly_name: string; kind: string; sentinel_name: string; package_name: string; read_message_id: number }
+      | undefined;
+    if (!c) return undefined;
+    const groups = new Map<string, number>();
+    const isPackage = c.kind === 'package';
+    if (isPackage) for (const g of this.configuredGroups.all(c.sentinel_name, c.package_name) as string[]) groups.set(g, 0);
+    for (const g of this.joinedGroups.all(subscription) as { group_name: string; joined_after: number }[]) {
+      if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
+    }
+    return {
+      connectionId: c.connection_id, friendlyName: c.friendly_name, isPackage,
+      sentinelName: c.sentinel_name, packageName: c.package_name, groups, readMessageId: c.read_message_id,
+    };
+  }
+
+  /** Inside a transaction: a new message subscription's cursor is the end of the log. */
+  endOfLogNow(): number {
+    return this.maxId.get() as number;
+  }
+
+  /** Inside a subscription's transaction: joins a group (once); only later messages reach it. */
+  joinGroupNow(subscription: string, group: string): void {
+    this.join.run(subscription, group);
+  }
+
+  /**
+   * Reads the oldest `limit` (0 = all) messages addressed to the subscription above its cursor and
+   * moves the cursor past them, in one transaction; remembers saga requests delivered, so their
+   * replies are exempt. Throws ClientGone (rolling back) when `abort` fired meanwhile.
+   */
+  take(subscription: string, limit: number, abort: AbortSignal): Promise<TakenMessages> {
+    return this.batcher.run(() => {
+      const to = this.addressesNow(subscription);
+      if (!to) return { messages: [], missed: 0 };
+      let messages = this.backlog.take(subscription, limit);
+      let missed = 0;
+      const readFrom = to.readMessageId;
+      let cursor = readFrom;
+      if (messages.length === 0) {
+        for (;;) {
+          const rows = this.page.all(cursor, PAGE) as MessageRow[];
+          if (rows.length === 0) break;
+          if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
+          for (const row of rows) {
+            const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.sender_connection_id };
+            cursor = row.id;
+            if (isAddressedTo(logged, to)) {
+              messages.push(row);
+              if (limit > 0 && messages.length >= limit) break;
+            }
+          }
+          if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
+        }
+        if (cursor > readFrom) this.advance.run(cursor, subscription, cursor);
+      }
+      if (messages.length > 0) {
+        if (abort.aborted) throw new ClientGone();
+        const now = Date.now();
+        // Active now, in the transaction that consumed: an answer waits for no second commit.
+        this.touch.run(now, subscription);
+        for (const m of messages) {
+          if (m.saga_id !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.saga_id, now);
+        }
+      }
+      return { messages, missed };
+    });
+  }
+
+  /**
+   * Housekeeping: removes messages every subscription has read, messages past the age limit, and
+   * saga requests older than the age limit. Keeps the newest row (see `trim`).
+   */
+  sweep(now: number): Promise<number> {
+    return this.batcher.run(() => {
+      const top = this.maxId.get() as number;
+      const readByAll = this.readByAll.get() as number | null;
+      let removed = this.trim.run(readByAll ?? top, top).changes;
+      removed += this.expire.run(now - this.retention.ms, top).changes;
+      this.forgetSaga.run(now - this.retention.ms);
+      return removed;
+    });
+  }
+}
+
+/**
+ * The deliveries that were queued when a database moved to the log (migration 0003): read before the
+ * cursor, oldest first, then gone. Nothing writes new ones, so once empty this costs one flag check.
+ */
+class LegacyDeliveries {
+  private pending: boolean;
+  private readonly any;
+  private readonly select;
+  private readonly remove;
+
+  constructor(sqlite: Sqlite.Database) {
+    this.any = sqlite.prepare('select 1 from message_deliveries limit 1');
+    this.pending = this.any.get() !== undefined;
+    this.select = sqlite.prepare(`select d.id as delivery_id, m.* from message_deliveries d join messages m on m.id = d.message_id
+      where d.subscription_id = ? order by d.id limit ?`);
+    this.remove = sqlite.prepare('delete from message_deliveries where subscription_id = ? and id <= ?');
+  }
+
+  take(subscription: string, limit: number): MessageRow[] {
+    if (!this.pending) return [];
+    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as (MessageRow & { delivery_id: number })[];
+    if (rows.length === 0) {
+      this.pending = this.any.get() !== undefined;
+      return [];
+    }
+    this.remove.run(subscription, rows[rows.length - 1].delivery_id);
+    return rows.map(({ delivery_id: _, ...message }) => message);
+  }
+}

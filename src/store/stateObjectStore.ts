@@ -1,0 +1,312 @@
+/**
+ * StateObjects as one log: every change (push, purge, expiry) gives the object the next number of one
+ * sequence, a purge leaves a tombstone, and a subscription reads through a cursor per filter. A write
+ * costs the same however many subscriptions listen. Operations run in group-commit transactions
+ * (db/batch.ts); their promises settle after the COMMIT.
+ */
+import type Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
+import type { TransactionBatcher } from '../db/batch.js';
+import type { Db } from '../db/open.js';
+import type { Params } from '../db/prepared.js';
+import { prepareQuery } from '../db/prepared.js';
+import type { StateObjectRow } from '../db/schema.js';
+import { ClientGone } from '../errors.js';
+import type { StateObjectChange, StateObjectGlobs, StateObjectKey } from './stateObjects.js';
+
+export interface StateObjectWrite extends StateObjectKey {
+  type: string;
+  /** JSON text. */
+  value: string;
+  /** JSON text. */
+  metadatas: string;
+  lastUpdateMs: number;
+  lifetimeS: number;
+  expiresAtMs: number | null;
+}
+
+export type ChangedObject = StateObjectKey & { type: string };
+
+/** A filter as stored, with its cursor. */
+export interface StoredFilter extends StateObjectGlobs {
+  id: number;
+  exactName: string | null;
+  readSeq: number;
+  createdSeq: number;
+}
+
+type FilterRow = {
+  id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;
+  exact_name: string | null; read_seq: number; created_seq: number;
+};
+
+const toFilter = (r: FilterRow): StoredFilter => ({
+  id: r.id, sentinel: r.sentinel_glob, package: r.package_glob, name: r.name_glob, type: r.type_glob,
+  exactName: r.exact_name, readSeq: r.read_seq, createdSeq: r.created_seq,
+});
+
+type ReadParams = { sentinel: string; package: string; name: string; type: string; after: number; since: number; limit: number };
+
+export class StateObjectStore {
+  /** The last sequence number given out. Only ever read and bumped inside a batch transaction. */
+  private seq: number;
+  private readonly upsertRow;
+  private readonly selectKeys;
+  private readonly tombstone;
+  private readonly selectExpired;
+  private readonly markExpired;
+  private readonly selectFilters;
+  private readonly findFilter;
+  private readonly insertFilter;
+  private readonly readExact;
+  private readonly readWildcard;
+  private readonly advance;
+  private readonly touch;
+  private readonly backlog: LegacyBacklog;
+
+  constructor(db: Db, sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher) {
+    const top = sqlite
+      .prepare('select max(coalesce((select max(seq) from state_objects), 0), coalesce((select max(read_seq) from state_object_filters), 0)) as top')
+      .get() as { top: number };
+    this.seq = top.top;
+    this.backlog = new LegacyBacklog(sqlite);
+    this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
+
+    this.upsertRow = prepareQuery<Omit<StateObjectRow, 'expiry_announced' | 'is_deleted'>>(sqlite, (p) =>
+      db
+        .insertInto('state_objects')
+        .values({
+          sentinel_name: p.sentinel_name, package_name: p.package_name, name: p.name, type: p.type, value: p.value,
+          metadatas: p.metadatas, last_update_ms: p.last_update_ms, lifetime_s: p.lifetime_s, expires_at_ms: p.expires_at_ms,
+          expiry_announced: 0, seq: p.seq, is_deleted: 0,
+        })
+        .onConflict((oc) =>
+          oc.columns(['sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
+            type: eb.ref('excluded.type'),
+            value: eb.ref('excluded.value'),
+            metadatas: eb.ref('excluded.metadatas'),
+            last_update_ms: eb.ref('excluded.last_update_ms'),
+            lifetime_s: eb.ref('excluded.lifetime_s'),
+            expires_at_ms: eb.ref('excluded.expires_at_ms'),
+            expiry_announced: 0,
+            seq: eb.ref('excluded.seq'),
+            is_deleted: 0,
+          })),
+        ),
+    );
+
+    this.selectKeys = prepareQuery<{ sentinel: string; package: string; name: string; type: string }, { name: string; type: string }>(sqlite, (p) =>
+      db
+        .selectFrom('state_objects')
+        .select(['name', 'type'])
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('is_deleted', '=', 0)
+        .where(sql<boolean>`name glob ${p.name}`)
+        .where(sql<boolean>`type glob ${p.type}`),
+    );
+    // The tombstone keeps key, type and time; the value goes.
+    this.tombstone = prepareQuery<{ sentinel: string; package: string; name: string; seq: number; now: number }>(sqlite, (p) =>
+      db
+        .updateTable('state_objects')
+        .set({ is_deleted: 1, seq: p.seq, value: 'null', metadatas: '{}', last_update_ms: p.now, lifetime_s: 0, expires_at_ms: null })
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('name', '=', p.name),
+    );
+
+    this.selectExpired = prepareQuery<{ now: number }, { sentinel_name: string; package_name: string; name: string; type: string }>(sqlite, (p) =>
+      db
+        .selectFrom('state_objects')
+        .select(['sentinel_name', 'package_name', 'name', 'type'])
+        .where('expires_at_ms', 'is not', null)
+        .where('expires_at_ms', '<=', p.now)
+        .where('expiry_announced', '=', 0)
+        .orderBy('expires_at_ms'),
+    );
+    this.markExpired = prepareQuery<{ sentinel: string; package: string; name: string; seq: number }>(sqlite, (p) =>
+      db
+        .updateTable('state_objects')
+        .set({ expiry_announced: 1, seq: p.seq })
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('name', '=', p.name),
+    );
+
+    this.selectFilters = prepareQuery<{ subscription: string }, FilterRow>(sqlite, (p) =>
+      db
+        .selectFrom('state_object_filters')
+        .select(['id', 'sentinel_glob', 'package_glob', 'name_glob', 'type_glob', 'exact_name', 'read_seq', 'created_seq'])
+        .where('subscription_id', '=', p.subscription)
+        .orderBy('id'),
+    );
+    type FilterParams = { subscription: string; sentinel: string; package: string; name: string; type: string };
+    this.findFilter = prepareQuery<FilterParams, { id: number }>(sqlite, (p) =>
+      db
+        .selectFrom('state_object_filters')
+        .select('id')
+        .where('subscription_id', '=', p.subscription)
+        .where('sentinel_glob', '=', p.sentinel)
+        .where('package_glob', '=', p.package)
+        .where('name_glob', '=', p.name)
+        .where('type_glob', '=', p.type),
+    );
+    // A new filter reads from zero: its first poll returns the current objects, not older tombstones.
+    this.insertFilter = prepareQuery<FilterParams & { exactName: string | null; seq: number }>(sqlite, (p) =>
+      db.insertInto('state_object_filters').values({
+        subscription_id: p.subscription, sentinel_glob: p.sentinel, package_glob: p.package, name_glob: p.name,
+        type_glob: p.type, exact_name: p.exactName, read_seq: 0, created_seq: p.seq,
+      }),
+    );
+
+    // The objects a filter has not seen yet, oldest change first, latest value only (one row per object).
+    const unread = (p: Params<ReadParams>) =>
+      db
+        .selectFrom('state_objects')
+        .selectAll()
+        .where('seq', '>', p.after)
+        .where(sql<boolean>`sentinel_name glob ${p.sentinel}`)
+        .where(sql<boolean>`package_name glob ${p.package}`)
+        .where(sql<boolean>`type glob ${p.type}`)
+        .where((eb) => eb.or([eb('is_deleted', '=', 0), eb('seq', '>', p.since)]))
+        .orderBy('seq')
+        .limit(p.limit);
+    this.readExact = prepareQuery<ReadParams, StateObjectRow>(sqlite, (p) => unread(p).where('name', '=', p.name));
+    this.readWildcard = prepareQuery<ReadParams, StateObjectRow>(sqlite, (p) => unread(p).where(sql<boolean>`name glob ${p.name}`));
+
+    this.advance = prepareQuery<{ subscription: string; seq: number }>(sqlite, (p) =>
+      db
+        .updateTable('state_object_filters')
+        .set({ read_seq: p.seq })
+        .where('subscription_id', '=', p.subscription)
+        .where('read_seq', '<', p.seq),
+    );
+  }
+
+  /** Upserts the object with the next sequence number; resolves after the commit. */
+  push(write: StateObjectWrite): Promise<void> {
+    return this.batcher.run(() => {
+      this.upsertRow.run({
+        sentinel_name: write.sentinelName, package_name: write.packageName, name: write.name, type: write.type,
+        value: write.value, metadatas: write.metadatas, last_update_ms: write.lastUpdateMs, lifetime_s: write.lifetimeS,
+        expires_at_ms: write.expiresAtMs, seq: ++this.seq,
+      });
+    });
+  }
+
+  /** Turns the producer's objects matching the GLOBs into tombstones; returns them. */
+  purge(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }): Promise<ChangedObject[]> {
+    return this.batcher.run(() => {
+      const now = Date.now();
+      const keys = this.selectKeys.all({ sentinel: producer.sentinelName, package: producer.packageName, ...globs });
+      for (const key of keys) {
+        this.tombstone.run({ sentinel: producer.sentinelName, package: producer.packageName, name: key.name, seq: ++this.seq, now });
+      }
+      return keys.map((k) => ({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: k.name, type: k.type }));
+    });
+  }
+
+  /** Marks objects whose lifetime ran out as announced (a change in the log) and returns them. */
+  expire(now: number): Promise<ChangedObject[]> {
+    return this.batcher.run(() =>
+      this.selectExpired.all({ now }).map((r) => {
+        this.markExpired.run({ sentinel: r.sentinel_name, package: r.package_name, name: r.name, seq: ++this.seq });
+        return { sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type };
+      }),
+    );
+  }
+
+  /** Inside a subscription's transaction: adds the filter unless it is there already. True when added. */
+  addFilterNow(subscription: string, globs: StateObjectGlobs, exactName: string | null): boolean {
+    const filter = { subscription, ...globs };
+    if (this.findFilter.get(filter)) return false;
+    this.insertFilter.run({ ...filter, exactName, seq: this.seq });
+    return true;
+  }
+
+  /** Inside a transaction: the filters of a subscription. */
+  filtersNow(subscription: string): StoredFilter[] {
+    return this.selectFilters.all({ subscription }).map(toFilter);
+  }
+
+  /**
+   * Reads what the subscription has not seen (the oldest `limit` changed objects, 0 = all, each with
+   * its latest value) and moves its cursors past them in the same transaction. Throws ClientGone,
+   * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
+   */
+  take(subscription: string, limit: number, abort: AbortSignal): Promise<StateObjectChange[]> {
+    return this.batcher.run(() => {
+      const legacy = this.backlog.take(subscription, limit);
+      if (legacy.length > 0) {
+        if (abort.aborted) throw new ClientGone();
+        this.touch.run(Date.now(), subscription);
+        return legacy;
+      }
+      const filters = this.filtersNow(subscription);
+      const top = this.seq;
+      const cap = limit > 0 ? limit : -1;
+      const found = new Map<number, StateObjectRow>();
+      for (const f of filters) {
+        if (f.readSeq >= top) continue;
+        const params = { sentinel: f.sentinel, package: f.package, name: f.exactName ?? f.name, type: f.type, after: f.readSeq, since: f.createdSeq, limit: cap };
+        const rows = f.exactName !== null ? this.readExact.all(params) : this.readWildcard.all(params);
+        for (const row of rows) found.set(row.seq, row);
+      }
+      let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
+      // With `limit` reached, more may wait: every filter's unread changes up to the last one kept are
+      // among those read (each filter read its oldest `limit`), so every cursor may move there. Short
+      // of it, everything was read and every cursor moves to the end of the log.
+      let readUpTo = top;
+      if (limit > 0 && rows.length >= limit) {
+        rows = rows.slice(0, limit);
+        readUpTo = rows[rows.length - 1].seq;
+      }
+      if (filters.some((f) => f.readSeq < readUpTo)) this.advance.run({ subscription, seq: readUpTo });
+      if (rows.length > 0) {
+        if (abort.aborted) throw new ClientGone();
+        // Active now, in the transaction that consumed: an answer waits for no second commit.
+        this.touch.run(Date.now(), subscription);
+      }
+      return rows.map((r) => ({
+        sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type,
+        current: r.is_deleted ? undefined : r,
+      }));
+    });
+  }
+}
+
+/**
+ * The changes that were pending when a database moved to cursors (migration 0003): read before the
+ * cursor, oldest first, then gone. Nothing writes new ones, so once empty this costs one flag check.
+ */
+class LegacyBacklog {
+  private pending: boolean;
+  private readonly select;
+  private readonly remove;
+
+  constructor(private readonly sqlite: Sqlite.Database) {
+    this.pending = sqlite.prepare('select 1 from state_object_changes limit 1').get() !== undefined;
+    this.select = sqlite.prepare(`select c.id as change_id, c.sentinel_name, c.package_name, c.name, c.type as change_type,
+        c.is_deleted as change_deleted, s.type, s.value, s.metadatas, s.last_update_ms, s.lifetime_s, s.expires_at_ms,
+        s.expiry_announced, s.seq, s.is_deleted
+      from state_object_changes c left join state_objects s
+        on s.sentinel_name = c.sentinel_name and s.package_name = c.package_name and s.name = c.name
+      where c.subscription_id = ? order by c.id limit ?`);
+    this.remove = sqlite.prepare('delete from state_object_changes where subscription_id = ? and id <= ?');
+  }
+
+  take(subscription: string, limit: number): StateObjectChange[] {
+    if (!this.pending) return [];
+    type Row = StateObjectRow & { change_id: number; change_type: string; change_deleted: number };
+    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as Row[];
+    if (rows.length === 0) {
+      this.pending = this.sqlite.prepare('select 1 from state_object_changes limit 1').get() !== undefined;
+      return [];
+    }
+    this.remove.run(subscription, rows[rows.length - 1].change_id);
+    return rows.map((r) => ({
+      sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type ?? r.change_type,
+      current: r.change_deleted || r.value === null || r.is_deleted ? undefined : r,
+    }));
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * StateObjects and messages are logs read through cursors: these pin down what a cursor guarantees
+ * (order, coalescing, a new filter's first poll, a purge seen once, group joins from the moment of
+ * joining, retention overflow counted, the per-credential subscription limit).
+ */
+import Sqlite from 'better-sqlite3';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { TestHub } from './support/testHub.js';
+import { ADMIN_KEY, consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
+
+const hub = hubsStoppedAfterEach();
+const p1 = pkg('S1', 'P1');
+const app = consumer();
+
+const push = (h: TestHub, name: string, value: number) => get(h, 'platform/PushStateObject', p1, { name, value });
+const subscribe = async (h: TestHub, query: Record<string, string> = {}) => idOf(await get(h, 'consumer/SubscribeToStateObjects', app, query));
+const poll = async (h: TestHub, id: string, query: Record<string, string | number> = {}) => {
+  const reply = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0, ...query });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.json<StateObjectUpdate[]>().map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
+};
+const pollMessages = async (h: TestHub, id: string) => {
+  const reply = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.json<MessageRecord[]>().map((m) => m.Data);
+};
+
+describe('StateObject cursors', () => {
+  it('with limit=1 walks through the changes oldest first, each object once with its latest value', async () => {
+    const h = await hub();
+    const id = await subscribe(h, { name: '*' });
+    expect(await poll(h, id)).toEqual([]);
+    await push(h, 'A', 1);
+    await push(h, 'B', 1);
+    await push(h, 'C', 1);
+    await push(h, 'A', 2);
+    expect(await poll(h, id, { limit: 1 })).toEqual([['B', 1]]);
+    expect(await poll(h, id, { limit: 1 })).toEqual([['C', 1]]);
+    expect(await poll(h, id, { limit: 1 })).toEqual([['A', 2]]);
+    expect(await poll(h, id, { limit: 1 })).toEqual([]);
+  });
+
+  it('gives an object matched by two filters of one subscription once', async () => {
+    const h = await hub();
+    const id = await subscribe(h, { name: 'Temp*' });
+    await get(h, 'consumer/SubscribeToStateObjects', app, { subscriptionId: id, name: '*Kitchen' });
+    expect(await poll(h, id)).toEqual([]);
+    await push(h, 'TempKitchen', 21);
+    await push(h, 'TempHall', 19);
+    expect(await poll(h, id)).toEqual([['TempKitchen', 21], ['TempHall', 19]]);
+  });
+
+  it("answers a new filter's first poll with the current objects it matches, and nothing the subscription saw", async () => {
+    const h = await hub();
+    await push(h, 'X', 1);
+    await push(h, 'Y', 2);
+    const id = await subscribe(h, { name: 'X' });
+    expect(await poll(h, id)).toEqual([['X', 1]]);
+    await get(h, 'consumer/SubscribeToStateObjects', app, { subscriptionId: id, name: 'Y' });
+    expect(await poll(h, id)).toEqual([['Y', 2]]);
+    expect(await poll(h, id)).toEqual([]);
+  });
+
+  it('tells a subscriber of a purge once; a later subscription does not see the tombstone', async () => {
+    const h = await hub();
+    const id = await subscribe(h, { name: '*' });
+    await push(h, 'Gone', 1);
+    expect(await poll(h, id)).toEqual([['Gone', 1]]);
+    expect((await get(h, 'platform/PurgeStateObjects', p1, { name: 'Gone' })).status).toBe(204);
+    expect(await poll(h, id)).toEqual([['Gone', 'deleted']]);
+    expect(await poll(h, id)).toEqual([]);
+    const later = await subscribe(h, { name: '*' });
+    expect(await poll(h, later)).toEqual([]);
+    // Pushed again, it is news again.
+    await push(h, 'Gone', 2);
+    expect(await poll(h, id)).toEqual([['Gone', 2]]);
+  });
+
+  it('removes a tombstone once every cursor has passed it', async () => {
+    const h = await hub({ options: { sweepIntervalMs: 50 } });
+    const id = await subscribe(h, { name: '*' });
+    await push(h, 'T', 1);
+    await get(h, 'platform/PurgeStateObjects', p1, { name: 'T' });
+    const reader = new Sqlite(path.join(h.dataDir, 'hub.db'), { readonly: true });
+    const tombstones = () => (reader.prepare('select count(*) as n from state_objects where is_deleted = 1').get() as { n: number }).n;
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      expect(tombstones()).toBe(1);
+      expect(await poll(h, id)).toEqual([['T', 'deleted']]);
+      for (let i = 0; i < 40 && tombstones() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(tombstones()).toBe(0);
+    } finally {
+      reader.close();
+    }
+  });
+});
+
+describe('message cursors', () => {
+  it('delivers a group message only to members that had joined when it was sent', async () => {
+    const h = await hub();
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    await get(h, 'platform/SendMessage', p1, { scope: 'Group', args: 'Kitchen', key: 'K', data: '1' });
+    await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Kitchen', subscriptionId: id });
+    await get(h, 'platform/SendMessage', p1, { scope: 'Group', args: 'Kitchen', key: 'K', data: '2' });
+    expect(await pollMessages(h, id)).toEqual([2]);
+  });
+
+  it('does not give a new subscription what was sent before it existed', async () => {
+    const h = await hub();
+    await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '1' });
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '2' });
+    expect(await pollMessages(h, id)).toEqual([2]);
+  });
+
+  it('counts what a subscription missed when it fell behind the retention (metric)', async () => {
+    const h = await hub({ options: { messageQueueLimit: 3 } });
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    for (let i = 1; i <= 5; i++) await get(h, 'platform/SendMessage', p1, { scope: 'Package', args: 'Consumer/App', key: 'N', data: String(i) });
+    expect(await pollMessages(h, id)).toEqual([3, 4, 5]);
+    const metrics = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    expect(metrics).toMatch(/hub_dropped_messages_total 2\b/);
+  });
+});
+
+describe('subscriptions per credential', () => {
+  it('refuses a credential more subscriptions than allowed with a JSON 429, and lets it reuse its own', async () => {
+    const h = await hub({ options: { maxSubscriptionsPerCredential: 2 } });
+    const first = idOf(await get(h, 'consumer/SubscribeToMessage', consumer('A')));
+    idOf(await get(h, 'consumer/SubscribeToStateObjects', consumer('B')));
+    const third = await get(h, 'consumer/SubscribeToMessage', consumer('C'));
+    expect(third.status).toBe(429);
+    expect(third.json<{ Message: string }>().Message).toMatch(/2 subscriptions/);
+    expect(idOf(await get(h, 'consumer/SubscribeToMessage', consumer('A'), { subscriptionId: first }))).toBe(first);
+    expect((await get(h, 'platform/SubscribeToMessage', pkg('S2', 'P1', 'other-key-0001'))).status).toBe(200);
+  });
+});
