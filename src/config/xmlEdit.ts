@@ -13,6 +13,7 @@ import type { ConfigurationDocument } from './xmlDocument.js';
 import { child, elements, endTagStart, isSelfClosing, readDocument, startTagEnd } from './xmlDocument.js';
 import type { XmlNodeSpec } from './xmlWrite.js';
 import {
+  authorizationsNode,
   credentialAttributes,
   credentialNode,
   escapeAttribute,
@@ -229,7 +230,12 @@ function editSettings(editor: TextEditor, owner: XmlElement, was: { settings: Se
   if (!changed(was, is)) return;
   const settings = ensure(editor, owner, 'settings', () => settingsNode(is.settings, is.imports));
   if (!settings) return;
-  reconcileList<Setting>(editor, settings, 'setting', 'key', (s) => s.key, was.settings, is.settings, (e, _w, s) => editor.replace(e, settingNode(s)), settingNode);
+  const editSetting = (e: XmlElement, w: Setting, s: Setting) => {
+    // A simple value changes in place; a change of kind or of content rewrites the setting.
+    if (w.kind === 'value' && s.kind === 'value' && child(e, 'content') === undefined) editor.setAttributes(e, [[['value'], s.value]]);
+    else editor.replace(e, settingNode(s));
+  };
+  reconcileList<Setting>(editor, settings, 'setting', 'key', (s) => s.key, was.settings, is.settings, editSetting, settingNode);
   if (changed(was.imports, is.imports)) {
     const imports = elements(settings).filter((e) => e.name === 'import');
     imports.forEach((e) => editor.remove(e));
@@ -242,8 +248,12 @@ function editCredential(editor: TextEditor, element: XmlElement, was: Credential
   editor.setAttributes(element, credentialAttributes(is).map(([name, value]) => [[name], value, defaults[name]]));
   if (!changed(was.authorizations, is.authorizations)) return;
   const sets = ruleSetNodes(is);
-  const authorizations = ensure(editor, element, 'authorizations', () => ({ name: 'authorizations', attributes: [], children: [sets.stateObjects, sets.messages, sets.groups] }));
-  if (!authorizations) return;
+  const authorizations = child(element, 'authorizations');
+  if (!authorizations) {
+    const whole = authorizationsNode(is);
+    if (whole) editor.append(element, [whole]);
+    return;
+  }
   for (const set of ['stateObjects', 'messages', 'groups'] as const) {
     if (!changed(was.authorizations[set], is.authorizations[set])) continue;
     // Rules are tried in document order: a changed set is written as a whole.

@@ -96,7 +96,7 @@ type Shape = Record<string, unknown>;
 
 const where = (path: string, element: XmlElement) => {
   const name = element.attributes.name ?? element.attributes.key;
-  return `${path}/<${element.name}${name !== undefined ? ` ${element.attributes.name !== undefined ? 'name' : 'key'}="${name}"` : ''}>`;
+  return `${path ? `${path}/` : ''}<${element.name}${name !== undefined ? ` ${element.attributes.name !== undefined ? 'name' : 'key'}="${name}"` : ''}>`;
 };
 
 /** Namespace declarations say how the file was written, not what it configures. */

@@ -101,13 +101,18 @@ export const credentialAttributes = (c: Credential): [string, string][] => [
   ['enableDeveloperAccess', String(c.enableDeveloperAccess)],
 ];
 
-export function credentialNode(c: Credential): XmlNodeSpec {
+/** A rule set that allows everything is what an absent element means: it is not written. */
+const isOpen = (set: RuleSet<unknown>) => set.defaultAuthorization === 'Allow' && set.rules.length === 0;
+
+export function authorizationsNode(c: Credential): XmlNodeSpec | undefined {
   const sets = ruleSetNodes(c);
-  return {
-    name: 'credential',
-    attributes: credentialAttributes(c),
-    children: [{ name: 'authorizations', attributes: [], children: [sets.stateObjects, sets.messages, sets.groups] }],
-  };
+  const written = (['stateObjects', 'messages', 'groups'] as const).filter((k) => !isOpen(c.authorizations[k])).map((k) => sets[k]);
+  return written.length ? { name: 'authorizations', attributes: [], children: written } : undefined;
+}
+
+export function credentialNode(c: Credential): XmlNodeSpec {
+  const authorizations = authorizationsNode(c);
+  return { name: 'credential', attributes: credentialAttributes(c), children: authorizations ? [authorizations] : [] };
 }
 
 export const packageAttributes = (p: PackageInstance): [string, string | undefined][] => [

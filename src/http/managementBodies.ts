@@ -45,14 +45,21 @@ export const recoveryBody = withKeys(
 export const groupsBody = z.array(name);
 
 /** Setting keys follow names.ts's key rule; values become text (objects and arrays JSON) that XML can carry. */
-export const settingsBody = z.record(
-  keySchema,
-  z.unknown().superRefine((v, ctx) => {
-    if (v === undefined) return ctx.addIssue({ code: 'custom', message: 'is required' });
-    const problem = textProblem(typeof v === 'string' ? v : JSON.stringify(v) ?? '');
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }),
-);
+export const settingsBody = z
+  .record(
+    z.string(),
+    z.unknown().superRefine((v, ctx) => {
+      if (v === undefined) return ctx.addIssue({ code: 'custom', message: 'is required' });
+      const problem = textProblem(typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  )
+  .superRefine((record, ctx) => {
+    for (const key of Object.keys(record)) {
+      const problem = keyProblem(key);
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: `is not an acceptable setting key: it ${problem}` });
+    }
+  });
 
 const authorization = z.enum(['Allow', 'Deny']);
 const pattern = keySchema.default('*');

@@ -277,7 +277,12 @@ export class Management {
 
   async setSettings(sentinelName: string, instanceName: string, values: Record<string, unknown>, origin: ChangeOrigin) {
     const { instance } = await this.updateInstance(sentinelName, instanceName, (p) => {
-      p.settings = Object.entries(values).map(([key, value]) => settingFromJson(key, value));
+      // A value sent back as it reads keeps the setting as written (a content setting stays content).
+      const written = new Map(p.settings.map((s) => [s.key, s]));
+      p.settings = Object.entries(values).map(([key, value]) => {
+        const kept = written.get(key);
+        return kept && typeof value === 'string' && kept.value === value ? kept : settingFromJson(key, value);
+      });
     }, origin);
     return Object.fromEntries(instance.settings.map((s) => [s.key, s.value]));
   }

@@ -1,0 +1,209 @@
+/**
+ * The configuration file is edited, never regenerated; pending changes on disk are never lost; every
+ * version is kept; what a management write acknowledges is what a restart gives back.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { constellationFile, controlHub } from './support/constellation.js';
+import type { TestHub } from './support/testHub.js';
+import { get, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir } from './support/testHub.js';
+
+const hub = hubsStoppedAfterEach();
+const fileOf = (h: TestHub) => fs.readFileSync(h.options.configPath, 'utf8');
+
+/** The lines of `after` that are not in `before`, and those of `before` gone from `after` (multiset). */
+function lineDiff(before: string, after: string): { added: string[]; removed: string[] } {
+  const count = (lines: string[]) => lines.reduce((m, l) => m.set(l, (m.get(l) ?? 0) + 1), new Map<string, number>());
+  const a = count(before.split('\n'));
+  const b = count(after.split('\n'));
+  const added = [...b].flatMap(([l, n]) => Array<string>(Math.max(0, n - (a.get(l) ?? 0))).fill(l));
+  const removed = [...a].flatMap(([l, n]) => Array<string>(Math.max(0, n - (b.get(l) ?? 0))).fill(l));
+  return { added, removed };
+}
+
+function versions(h: TestHub) {
+  const sqlite = new Database(path.join(h.dataDir, 'hub.db'), { readonly: true });
+  try {
+    return sqlite.prepare('select id, written_at, written_by, reason, applied, text from configuration_versions order by id').all() as {
+      id: number; written_at: string; written_by: string; reason: string; applied: number; text: string;
+    }[];
+  } finally {
+    sqlite.close();
+  }
+}
+
+describe('management writes edit the file in place', () => {
+  it('POST credentials adds one credential: comments, wrapper, unknown sections and spelling stay', async () => {
+    const h = await hub({ config: constellationFile });
+    const added = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
+    expect(added.status).toBe(200);
+    const after = fileOf(h);
+    const { added: lines, removed } = lineDiff(constellationFile, after);
+    expect(removed).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ {6}<credential name="Newbie" accessKey="newbie-key-0001" .*\/>$/);
+    // Everything else is byte for byte what the user wrote, in place.
+    expect(after.replace(`${lines[0]}\n`, '')).toBe(constellationFile);
+  });
+
+  it('changing one credential changes only its attributes; the alias spelling is kept when recovery options change', async () => {
+    const h = await hub({ config: constellationFile });
+    await post(h, 'management/credentials', controlHub, { Name: 'StandardAccess', AccessKey: 'standard-access-key-0002' });
+    let diff = lineDiff(constellationFile, fileOf(h));
+    expect(diff.removed).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0001" />']);
+    expect(diff.added).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0002" />']);
+
+    const before = fileOf(h);
+    const recovery = { RestartAfterFailure: true, NumberOfRetry: 5, ResetCounterAfterMinutes: 99, RestartPackageAfterSeconds: 30 };
+    expect((await post(h, 'management/configuration/recoveryoptions', controlHub, recovery)).status).toBe(200);
+    diff = lineDiff(before, fileOf(h));
+    expect(diff.added).toEqual(['    <recoveryOptions restartAfterFailure="true" numberOfRetry="5" restCounterAfterMinutes="99" restartPackageAfterSeconds="30" />']);
+  });
+
+  it('settings, groups, instances and sentinels: only the elements concerned change', async () => {
+    const h = await hub({ config: constellationFile });
+    const base = 'management/sentinels/MyServer/packages/Paradox';
+    // Zones comes back as it reads: the content setting stays as written; PortName changes in place.
+    await post(h, `${base}/settings`, controlHub, { PortName: 'COM5', Zones: '[ "Hall", "Kitchen" ]' });
+    let diff = lineDiff(constellationFile, fileOf(h));
+    expect(diff).toEqual({ removed: ['              <setting key="PortName" value="COM4" />'], added: ['              <setting key="PortName" value="COM5" />'] });
+    await post(h, `${base}/groups`, controlHub, ['GroupA']);
+    await post(h, 'management/sentinels', controlHub, { Name: 'Garage', Credential: 'StandardAccess' });
+    await post(h, 'management/sentinels/Garage/packages', controlHub, { Name: 'Door' });
+    const text = fileOf(h);
+    expect(text).toContain('<!-- Recovery of packages that crash -->');
+    expect(text).toContain('<fileServer enable="true" path="C:\\Program Files\\Constellation\\Server\\Web" />');
+    expect(text).toContain('<constellationSection xmlns="urn:Constellation.Host.Configuration.ConstellationConfigurationSection">');
+    expect(text.startsWith('<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <configSections>')).toBe(true);
+    expect(text).toMatch(/<package name="Paradox" enable="true" autostart="true">\n {12}<settings>/);
+    expect(text).toMatch(/ {6}<sentinel name="Garage" credential="StandardAccess">\n {8}<packages>\n {10}<package name="Door" enable="true" autostart="true"\/>/);
+    expect((await call_delete(h, 'management/sentinels/Garage')).status).toBe(204);
+    diff = lineDiff(constellationFile, fileOf(h));
+    expect(diff.added.join('\n')).not.toMatch(/Garage|Door/);
+  });
+});
+
+const call_delete = (h: TestHub, action: string) =>
+  fetch(`${h.url}/rest/${action}?${new URLSearchParams({ ...controlHub })}`, { method: 'DELETE' }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+describe('pending changes on disk are never lost', () => {
+  it('a hand edit not yet reloaded: a management write answers 409 naming the remedy, and the edit stays', async () => {
+    const h = await hub({ config: constellationFile });
+    const edited = constellationFile.replace('    </sentinels>', '      <sentinel name="HandMade" credential="StandardAccess" />\n    </sentinels>');
+    fs.writeFileSync(h.options.configPath, edited);
+    const refused = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
+    expect(refused.status).toBe(409);
+    expect(refused.json<{ Message: string; MessageDetail: string }>().Message).toMatch(/edited by hand or sent with POST configuration/);
+    expect(refused.json<{ MessageDetail: string }>().MessageDetail).toMatch(/configuration\/reload/);
+    expect(fileOf(h)).toBe(edited);
+    // Reloading applies the edit; the write then goes through on top of it.
+    expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
+    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
+    expect(fileOf(h)).toContain('<sentinel name="HandMade" credential="StandardAccess" />');
+    expect(fileOf(h)).toContain('name="Newbie"');
+  });
+
+  it('a file accepted by POST configuration and not reloaded: 409, and the posted text stays', async () => {
+    const h = await hub({ config: constellationFile });
+    const posted = constellationFile.replace('value="COM4"', 'value="COM9"');
+    expect((await post(h, 'management/configuration', controlHub, posted, 'application/xml')).status).toBe(204);
+    const refused = await post(h, 'management/sentinels', controlHub, { Name: 'Garage', Credential: 'StandardAccess' });
+    expect(refused.status).toBe(409);
+    expect(fileOf(h)).toBe(posted);
+    const history = versions(h);
+    expect(history.at(-1)).toMatchObject({ written_by: 'ControlHub', reason: 'POST configuration', applied: 0, text: posted });
+  });
+});
+
+describe('history', () => {
+  it('keeps each version with time and credential, readable with SQL, and restorable by POST + reload', async () => {
+    const h = await hub({ config: constellationFile });
+    for (let i = 0; i < 12; i++) {
+      expect((await post(h, 'management/credentials', controlHub, { Name: `C${i}`, AccessKey: `key-number-${i}-0001` })).status).toBe(200);
+    }
+    const history = versions(h);
+    expect(history.length).toBe(13);
+    expect(history[0]).toMatchObject({ written_by: '(file)', reason: 'start', applied: 1, text: constellationFile });
+    expect(history[12]).toMatchObject({ written_by: 'ControlHub', reason: 'POST credentials', applied: 1 });
+    expect(Date.parse(history[12].written_at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(history[12].text).toBe(fileOf(h));
+
+    // Restore the version before the third write: post it back and reload (docs/configuration.md).
+    const restore = history[2].text;
+    expect((await post(h, 'management/configuration', controlHub, restore, 'application/xml')).status).toBe(204);
+    expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
+    expect(fileOf(h)).toBe(restore);
+    const names = (await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name);
+    expect(names).toEqual(['StandardAccess', 'ControlHub', 'Restricted', 'C0', 'C1']);
+  });
+});
+
+describe('what is acknowledged is what a restart gives back', () => {
+  it('every acknowledged management write reads back identically after a real stop and start', async () => {
+    const dataDir = tempDir();
+    const first = await startTestHub({ dataDir, config: constellationFile });
+    const writes: [string, unknown][] = [
+      ['management/credentials', { Name: 'Spaced Name', AccessKey: 'key with inner spaces 1', EnableControlHub: true }],
+      ['management/sentinels', { Name: 'Ünïcode 😀', Credential: 'StandardAccess' }],
+      ['management/sentinels/MyServer/packages', { Name: 'Lamp', PackageFile: 'lamp & co.zip', Credential: 'Restricted' }],
+      ['management/sentinels/MyServer/packages/Lamp/settings', { 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: { nested: ['x', 1] }, n: 2, '  inner key': 'refused?' }],
+      ['management/sentinels/MyServer/packages/Lamp/settings', { 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: { nested: ['x', 1] }, n: 2, Emoji: '😀' }],
+      ['management/sentinels/MyServer/packages/Lamp/groups', ['G1', 'G2']],
+      ['management/credentials/Restricted/authorizations', { Messages: { DefaultAuthorization: 'Deny', Authorizations: [{ Id: 'Lamp rule', Scope: 'Package', Args: 'Lamp', MessageKey: 'On*' }] } }],
+      ['management/sentinels/MyServer/packages/Lamp/recoveryoptions', { RestartAfterFailure: false, NumberOfRetry: 1, ResetCounterAfterMinutes: 2, RestartPackageAfterSeconds: 3 }],
+    ];
+    const acknowledged: [string, unknown][] = [];
+    for (const [action, body] of writes) {
+      const reply = await post(first, action, controlHub, body);
+      if (reply.status === 200) acknowledged.push([action, reply.json()]);
+      else {
+        expect(reply.status, `${action} ${JSON.stringify(body)}: ${reply.text}`).toBe(400);
+        expect(reply.text, action).toMatch(/white space/);
+      }
+    }
+    // The key with white space at its ends was refused, not trimmed; all the others were acknowledged.
+    expect(acknowledged).toHaveLength(writes.length - 1);
+    const reads = async (h: TestHub) => ({
+      credentials: (await get(h, 'management/credentials', controlHub, { includeAccessKeys: 'true' })).json(),
+      sentinels: (await get(h, 'management/sentinels', controlHub)).json(),
+      lamp: (await get(h, 'management/sentinels/MyServer/packages/Lamp', controlHub)).json(),
+      settings: (await get(h, 'management/sentinels/MyServer/packages/Lamp/settings', controlHub)).json(),
+      rules: (await get(h, 'management/credentials/Restricted/authorizations', controlHub)).json(),
+      recovery: (await get(h, 'management/sentinels/MyServer/packages/Lamp/recoveryoptions', controlHub)).json(),
+    });
+    const beforeRestart = await reads(first);
+    expect(beforeRestart.settings).toEqual({ 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: '{"nested":["x",1]}', n: '2', Emoji: '😀' });
+    await first.stop();
+    const second = await hub({ dataDir });
+    expect(await reads(second)).toEqual(beforeRestart);
+    for (const [action, answer] of acknowledged.slice(-3)) {
+      expect((await get(second, action, controlHub)).json()).toEqual(answer);
+    }
+    // The package sees its settings, its key works.
+    expect((await get(second, 'platform/GetSettings', pkg('MyServer', 'Lamp', 'restricted-key-0001'))).status).toBe(200);
+  });
+
+  it('a write whose history commit fails (database locked by another process) answers an error and changes nothing', async () => {
+    const h = await hub({ config: constellationFile });
+    const before = fileOf(h);
+    const locker = new Database(path.join(h.dataDir, 'hub.db'));
+    locker.pragma('busy_timeout = 0');
+    locker.exec('BEGIN IMMEDIATE');
+    try {
+      const reply = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
+      expect(reply.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      locker.exec('ROLLBACK');
+      locker.close();
+    }
+    expect(fileOf(h)).toBe(before);
+    expect(fs.readdirSync(path.dirname(h.options.configPath)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect((await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name)).not.toContain('Newbie');
+    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'newbie-key-0001' })).status).toBe(403);
+    // The next write works and starts from the same version.
+    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
+    expect(lineDiff(before, fileOf(h)).added).toHaveLength(1);
+  });
+});
