@@ -1,15 +1,61 @@
-/** Entry point: options from the environment, start the hub, stop cleanly on SIGINT/SIGTERM. */
+/**
+ * Entry point: options from the environment (and --help/--version), start the hub, reload the
+ * configuration file on SIGHUP, stop cleanly on SIGINT/SIGTERM.
+ */
+import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
-import { startHub } from './createHub.js';
+import { HUB_VERSION, startHub } from './createHub.js';
+import { DataDirectoryInUse } from './db/dataDirectory.js';
 import { createLogger } from './logger.js';
 import { optionsFromEnvironment } from './settings.js';
+
+const USAGE = `Usage: hub [--help] [--version]
+
+Starts the hub: the consumer, platform and management REST interfaces over one SQLite file.
+Everything else is configured by environment variables (README.md, "Configuration"), e.g.
+  HUB_DATA_DIR   data directory (default ./data): hub.db, the configuration file, packages
+  HUB_CONFIG     configuration file (default HUB_DATA_DIR/hub.config.xml)
+  HUB_PORT       overrides the port of the configuration's listen URI
+  HUB_LOG_LEVEL  fatal, error, warn, info (default), debug, trace or silent
+
+Signals: SIGHUP reloads the configuration file; SIGINT and SIGTERM stop the hub cleanly.
+
+Options:
+  -h, --help     print this help and exit
+  -v, --version  print the version and exit
+`;
 
 function fail(message: string): never {
   console.error(`hub did not start: ${message}`);
   process.exit(1);
 }
 
+function parseCommandLine(): void {
+  let values: { help?: boolean; version?: boolean };
+  try {
+    ({ values } = parseArgs({
+      options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (values.version) {
+    process.stdout.write(`${HUB_VERSION}\n`);
+    process.exit(0);
+  }
+}
+
 async function main(): Promise<void> {
+  parseCommandLine();
+  // hub.db, its WAL and the configuration file hold access keys: nothing the hub creates is for others.
+  process.umask(0o077);
   let options;
   try {
     options = optionsFromEnvironment(process.env);
@@ -22,7 +68,7 @@ async function main(): Promise<void> {
     hub = await startHub(options, logger);
   } catch (error) {
     const where = error instanceof ConfigurationError ? `configuration file ${options.configPath}: ` : '';
-    fail(`${where}${(error as Error).message}`);
+    fail(error instanceof DataDirectoryInUse ? error.message : `${where}${(error as Error).message}`);
   }
   if (hub.generatedAdminKey) {
     console.log(`First start: wrote ${options.configPath} with the credential 'Admin'.`);
@@ -31,6 +77,16 @@ async function main(): Promise<void> {
     console.log(`  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`);
   }
   console.log(`hub listening on ${hub.url}`);
+
+  // As nginx and Mosquitto do: SIGHUP re-reads the configuration file. A file that is not valid is
+  // logged and ignored; the running configuration stays.
+  process.on('SIGHUP', () => {
+    logger.info({ signal: 'SIGHUP', file: options.configPath }, 'reloading the configuration file');
+    hub.reloadConfiguration().then(
+      () => logger.info('configuration reloaded'),
+      (error: unknown) => logger.error({ err: error, file: options.configPath }, 'configuration not reloaded: the running configuration stays'),
+    );
+  });
 
   let signalled = false;
   const shutdown = (signal: string) => {

@@ -13,7 +13,8 @@ import type { ConfigurationFile } from './config/model.js';
 import { ConfigurationError, managementAccessProblem } from './config/validate.js';
 import { parseConfigurationFile, serializeConfiguration } from './config/xmlFile.js';
 import type { OpenedDatabase } from './db/open.js';
-import { closeDatabase, migrateToLatest, openDatabase } from './db/open.js';
+import { closeDatabase, incrementalVacuum, isDatabaseBusy, migrateToLatest, openDatabase } from './db/open.js';
+import { lockDataDirectory } from './db/dataDirectory.js';
 import { CallerDirectory } from './hub/caller.js';
 import { Configuration } from './hub/configuration.js';
 import { Descriptors } from './hub/descriptors.js';
@@ -117,6 +118,27 @@ function underPrefixes(prefixes: string[], handler: http.RequestListener): http.
 /** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
+/**
+ * Starts a hub on `options.dataDir`, which it holds alone until stopped: a second hub on the same
+ * directory fails here with DataDirectoryInUse naming the first one's pid (db/dataDirectory.ts).
+ */
+export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
+  const dataDirLock = lockDataDirectory(options.dataDir);
+  try {
+    const hub = await startLockedHub(options, logger);
+    const stopHub = hub.stop;
+    return Object.assign(hub, {
+      stop: async () => {
+        await stopHub();
+        dataDirLock.release();
+      },
+    });
+  } catch (error) {
+    dataDirLock.release();
+    throw error;
+  }
+}
+
 function configureServer(server: http.Server): void {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 30_000;
@@ -146,7 +168,7 @@ function listen(server: http.Server, address: ListenAddress): Promise<void> {
   });
 }
 
-export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
+async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
   const { file, text: configText, generatedAdminKey } = await loadConfiguration(options);
   const { config } = file;
   const addresses = listenAddresses(config.listenUris, { host: options.host, port: options.port });
@@ -168,6 +190,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   });
   const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics.commitDuration.observe(ms / 1000), options.lockWaitMs);
   const { db } = database;
+  if (database.switchedToIncrementalVacuum) logger.info('database rebuilt once (VACUUM) to switch to incremental auto-vacuum');
   const readiness = { ready: false };
   try {
     await migrateToLatest(db);
@@ -236,6 +259,15 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();
+  const vacuum = setInterval(() => {
+    try {
+      incrementalVacuum(database.sqlite);
+    } catch (error) {
+      if (isDatabaseBusy(error)) logger.warn('incremental vacuum skipped: the database is locked by another process');
+      else logger.error({ err: error }, 'incremental vacuum failed');
+    }
+  }, options.vacuumIntervalMs);
+  vacuum.unref();
 
   const app = createApp(services, readiness);
   const callback = app.callback();
@@ -265,6 +297,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     }
   } catch (error) {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    clearInterval(vacuum);
     await expiry.stop();
     await sweeper.stop();
     await closeDatabase(database);
@@ -289,6 +322,7 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
       clearTimeout(force);
       await expiry.stop();
       await sweeper.stop();
+      clearInterval(vacuum);
       await closeDatabase(database);
     })();
     return stopping;

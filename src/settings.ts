@@ -43,6 +43,8 @@ export interface HubOptions {
   downloadTimeoutMs: number;
   /** Behind a reverse proxy: take the client address from X-Forwarded-For (auth failure slowdown). */
   trustProxy: boolean;
+  /** Every this often, free database pages are given back to the file system (incremental vacuum). */
+  vacuumIntervalMs: number;
   /** How long writes wait, without blocking the hub, while another process holds the database's write lock. */
   lockWaitMs: number;
   /** PEM certificate chain and private key files for `https://` listen URIs (HUB_TLS_CERT, HUB_TLS_KEY). */
@@ -80,6 +82,7 @@ const envSchema = z.object({
   HUB_LOCK_WAIT_MS: integer(0).default(10_000),
   HUB_TLS_CERT: z.string().min(1).optional(),
   HUB_TLS_KEY: z.string().min(1).optional(),
+  HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -108,6 +111,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     downloadTimeoutMs: 30_000,
     trustProxy: false,
     lockWaitMs: 10_000,
+    vacuumIntervalMs: 60_000,
     ...overrides,
   };
 }
@@ -149,5 +153,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     lockWaitMs: e.HUB_LOCK_WAIT_MS,
     tlsCertPath: e.HUB_TLS_CERT === undefined ? undefined : path.resolve(e.HUB_TLS_CERT),
     tlsKeyPath: e.HUB_TLS_KEY === undefined ? undefined : path.resolve(e.HUB_TLS_KEY),
+    vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
   });
 }

@@ -7,6 +7,7 @@ import { Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { QueuedSqliteDialect } from './queuedDialect.js';
 import type { Database } from './schema.js';
+import { PRIVATE_FILE, privateDirectory, privateFile } from './dataDirectory.js';
 
 export type Db = Kysely<Database>;
 
@@ -14,6 +15,8 @@ export interface OpenedDatabase {
   db: Db;
   /** The raw handle, for pragmas and the clean close (WAL checkpoint) only. */
   sqlite: Sqlite.Database;
+  /** The file predates incremental auto-vacuum and was rebuilt (VACUUM) once at this start to switch. */
+  switchedToIncrementalVacuum: boolean;
 }
 
 /**
@@ -42,9 +45,16 @@ export { isDatabaseBusy } from '../errors.js';
 
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
 export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  privateDirectory(path.dirname(file));
+  // The file holds every access key in clear: 0600. SQLite gives the -wal and -shm files the mode of
+  // the database file, so creating it 0600 before SQLite does covers all three; older files are fixed.
+  fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE));
+  for (const suffix of ['', '-wal', '-shm']) privateFile(`${file}${suffix}`);
   const sqlite = new Sqlite(file);
+  const switchedToIncrementalVacuum = useIncrementalVacuum(sqlite);
   sqlite.pragma('journal_mode = WAL');
+  // After a checkpoint the WAL is cut back to this size instead of staying at its largest.
+  sqlite.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   sqlite.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   // A person poking at the file with the sqlite3 CLI may hold the write lock. better-sqlite3 waits
@@ -59,7 +69,40 @@ export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (
         }
       : undefined,
   });
-  return { db, sqlite };
+  return { db, sqlite, switchedToIncrementalVacuum };
+}
+
+const JOURNAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Free pages go back to the file system (incrementalVacuum below) only in auto_vacuum=INCREMENTAL
+ * mode. A new file takes it before its first table; an existing file needs one VACUUM to switch,
+ * which rewrites it (the time of one copy of the database, once).
+ */
+function useIncrementalVacuum(sqlite: Sqlite.Database): boolean {
+  const INCREMENTAL = 2;
+  if (sqlite.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return false;
+  sqlite.pragma('auto_vacuum = INCREMENTAL');
+  const hasTables = (sqlite.prepare("select count(*) from sqlite_master").pluck().get() as number) > 0;
+  if (!hasTables) return false;
+  sqlite.exec('VACUUM');
+  return true;
+}
+
+/** Pages freed per run: about 8 MiB, a few milliseconds of work, so the event loop is barely held. */
+export const VACUUM_PAGES_PER_RUN = 2048;
+
+/**
+ * Gives up to VACUUM_PAGES_PER_RUN free pages back to the file system; returns how many were freed.
+ * Skipped while a transaction is open on the connection; a write lock held by another process
+ * (SQLITE_BUSY) is left for the next run.
+ */
+export function incrementalVacuum(sqlite: Sqlite.Database): number {
+  if (sqlite.inTransaction) return 0;
+  const free = sqlite.pragma('freelist_count', { simple: true }) as number;
+  if (free === 0) return 0;
+  sqlite.pragma(`incremental_vacuum(${Math.min(free, VACUUM_PAGES_PER_RUN)})`);
+  return free - (sqlite.pragma('freelist_count', { simple: true }) as number);
 }
 
 const provider: MigrationProvider = {

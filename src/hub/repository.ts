@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { privateDirectory } from '../db/dataDirectory.js';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
@@ -87,9 +88,9 @@ export class Repository {
 
   /** Removes leftovers of a crash: temp files, and archives that no metadata names. */
   async start(): Promise<void> {
-    fs.mkdirSync(this.dir, { recursive: true });
+    privateDirectory(this.dir);
     fs.rmSync(this.tempDir, { recursive: true, force: true });
-    fs.mkdirSync(this.tempDir, { recursive: true });
+    privateDirectory(this.tempDir);
     const rows = await listRepositoryPackages(this.db);
     const used = new Set(rows.map((r) => `${r.sha256}.zip`));
     for (const file of fs.readdirSync(this.dir)) {

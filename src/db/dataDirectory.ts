@@ -1,0 +1,77 @@
+/**
+ * The data directory belongs to one hub at a time, and only to the hub's user.
+ *
+ * The single-instance lock is an exclusive SQLite lock held on `hub.lock` for the life of the process:
+ * two hubs on one file would each miss the other's pushes (long-polls wake on in-process commits). An
+ * operating-system lock dies with its process, so a lock left by a crash (kill -9, power cut) is simply
+ * taken over; `hub.pid` only names the holder for the second hub's message.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+
+export const PRIVATE_DIR = 0o700;
+export const PRIVATE_FILE = 0o600;
+
+export class DataDirectoryInUse extends Error {
+  constructor(dataDir: string, pid: string | undefined) {
+    super(`the data directory ${dataDir} is in use by another hub${pid ? ` (pid ${pid})` : ''}; stop that hub first`);
+    this.name = 'DataDirectoryInUse';
+  }
+}
+
+/** Creates `dir` as 0700, or makes an existing one 0700 (a data directory of an older hub was 0755). */
+export function privateDirectory(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  fs.chmodSync(dir, PRIVATE_DIR);
+}
+
+/** Makes `file` 0600 when it exists (hub.db and its -wal and -shm hold every access key in clear). */
+export function privateFile(file: string): void {
+  try {
+    fs.chmodSync(file, PRIVATE_FILE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+export interface DataDirectoryLock {
+  release(): void;
+}
+
+/** Takes the data directory for this process, or throws DataDirectoryInUse naming the holder's pid. */
+export function lockDataDirectory(dataDir: string): DataDirectoryLock {
+  privateDirectory(dataDir);
+  const lockFile = path.join(dataDir, 'hub.lock');
+  const pidFile = path.join(dataDir, 'hub.pid');
+  // Created 0600 before SQLite opens it (SQLite keeps the mode of an existing file).
+  fs.closeSync(fs.openSync(lockFile, 'a', PRIVATE_FILE));
+  privateFile(lockFile);
+  const lock = new Sqlite(lockFile, { timeout: 0 });
+  try {
+    lock.pragma('journal_mode = DELETE');
+    lock.pragma('locking_mode = EXCLUSIVE');
+    // The first write under EXCLUSIVE locking mode keeps the exclusive lock until the connection closes.
+    lock.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder; INSERT INTO holder VALUES (' + process.pid + ')');
+  } catch (error) {
+    lock.close();
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
+      let pid: string | undefined;
+      try {
+        pid = fs.readFileSync(pidFile, 'utf8').trim() || undefined;
+      } catch {
+        pid = undefined;
+      }
+      throw new DataDirectoryInUse(dataDir, pid);
+    }
+    throw error;
+  }
+  fs.writeFileSync(pidFile, `${process.pid}\n`, { mode: PRIVATE_FILE });
+  return {
+    release() {
+      if (!lock.open) return;
+      fs.rmSync(pidFile, { force: true });
+      lock.close();
+    },
+  };
+}
