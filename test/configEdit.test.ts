@@ -117,6 +117,19 @@ describe('pending changes on disk are never lost', () => {
   });
 });
 
+describe('reload entry point (SIGHUP)', () => {
+  it('hub.reloadConfiguration() applies the file on disk, and refuses a broken one changing nothing', async () => {
+    const h = await hub({ config: constellationFile });
+    fs.writeFileSync(h.options.configPath, constellationFile.replace('standard-access-key-0001', 'standard-access-key-0002'));
+    await h.reloadConfiguration();
+    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
+    fs.writeFileSync(h.options.configPath, '<hub><credentials></hub>');
+    await expect(h.reloadConfiguration()).rejects.toThrow(/not well-formed XML/);
+    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
+    expect(versions(h).at(-1)).toMatchObject({ written_by: '(signal)', reason: 'reload', applied: 1 });
+  });
+});
+
 describe('history', () => {
   it('keeps each version with time and credential, readable with SQL, and restorable by POST + reload', async () => {
     const h = await hub({ config: constellationFile });
@@ -186,7 +199,7 @@ describe('what is acknowledged is what a restart gives back', () => {
   });
 
   it('a write whose history commit fails (database locked by another process) answers an error and changes nothing', async () => {
-    const h = await hub({ config: constellationFile });
+    const h = await hub({ config: constellationFile, options: { lockWaitMs: 200 } });
     const before = fileOf(h);
     const locker = new Database(path.join(h.dataDir, 'hub.db'));
     locker.pragma('busy_timeout = 0');

@@ -57,7 +57,7 @@ export const settingsBody = z
   .superRefine((record, ctx) => {
     for (const key of Object.keys(record)) {
       const problem = keyProblem(key);
-      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: `is not an acceptable setting key: it ${problem}` });
+      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: `is refused: the setting key ${JSON.stringify(key)} ${problem}` });
     }
   });
 
