@@ -55,6 +55,7 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
       HUB_LOG_LEVEL: 'warn',
       HUB_AUTH_FAILURE_DELAY_MS: '0',
       HUB_MAX_POLLS_PER_CREDENTIAL: '50000',
+      HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
