@@ -13,7 +13,7 @@
 import { Mutex } from 'async-mutex';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, SqliteDialectConfig } from 'kysely';
 import { CompiledQuery as Query, SqliteDialect, SqliteDriver } from 'kysely';
-import { isDatabaseBusy } from '../errors.js';
+import { databaseBusy, isDatabaseBusy } from '../errors.js';
 
 export interface LockWait {
   /** How long a write waits for another process's lock before failing with SQLITE_BUSY. */
@@ -34,8 +34,9 @@ class PatientConnection implements DatabaseConnection {
       try {
         return await this.inner.executeQuery<R>(query);
       } catch (error) {
-        const retry = isDatabaseBusy(error) && !this.wait.inTransaction() && Date.now() - started < this.wait.lockWaitMs;
-        if (!retry) throw error;
+        if (!isDatabaseBusy(error)) throw error;
+        // Past the wait (or inside a transaction, where a statement cannot be retried alone): the catalogue's 503.
+        if (this.wait.inTransaction() || Date.now() - started >= this.wait.lockWaitMs) throw databaseBusy();
         await sleep(RETRY_MS);
       }
     }
