@@ -6,12 +6,13 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
+import { serializeConfiguration } from '../config/xmlFile.js';
 import { authenticateAs } from './authenticate.js';
 import { consoleAssets } from './consoleAssets.js';
 import type { HubServices, HubState } from './context.js';
 import { openApiDocument } from './openapi.js';
 
-const CONSOLE_ENDPOINTS = /^\/rest\/management\/(overview|descriptors|server\/status)\/?$/i;
+const CONSOLE_ENDPOINTS = /^\/rest\/management\/(overview|descriptors|server\/status|configuration\/applied)\/?$/i;
 
 interface MetricValue {
   value: number;
@@ -27,6 +28,11 @@ function consoleApi(services: HubServices): Router<HubState> {
   });
   router.get('/descriptors', async (ctx) => {
     ctx.body = await overview.descriptors();
+  });
+  // The configuration in force, written as the hub writes the file: the console diffs an edit against it.
+  router.get('/configuration/applied', (ctx) => {
+    ctx.type = 'application/xml; charset=utf-8';
+    ctx.body = serializeConfiguration(services.configuration.current);
   });
   router.get('/server/status', async (ctx) => {
     const values = new Map<string, MetricValue[]>();

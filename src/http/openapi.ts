@@ -69,6 +69,7 @@ const management: Operation[] = [
   { method: 'get', path: `${m}/overview`, summary: 'Sentinels and instances with connection, StateObject count, queued messages, last log (for the console).' },
   { method: 'get', path: `${m}/descriptors`, summary: 'Every declared Package Descriptor (for the console).' },
   { method: 'get', path: `${m}/configuration`, summary: 'The XML configuration file.' },
+  { method: 'get', path: `${m}/configuration/applied`, summary: 'The configuration in force, serialized as XML (for the console).' },
   { method: 'post', path: `${m}/configuration`, summary: 'Validates and saves the XML configuration (not applied).', body: 'xml', success: 204 },
   { method: 'get', path: `${m}/configuration/reload`, summary: 'Applies the saved configuration.', query: ['deployConfiguration'] },
   { method: 'get', path: `${m}/configuration/recoveryoptions`, summary: 'The global recovery options.' },

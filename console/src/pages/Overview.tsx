@@ -1,0 +1,104 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { management } from '../api';
+import { ErrorAlert, Num, Page, Time, useLoad } from '../components';
+import { formatDuration, formatNumber } from '../format';
+import type { OverviewSentinel, ServerStatus } from '../types';
+
+const REFRESH_MS = 5000;
+
+/** Requests per second between two readings of the hub's request counter. */
+function useRate(total: number | undefined, at: string | undefined): number | undefined {
+  const previous = useRef<{ total: number; at: number } | undefined>(undefined);
+  const [rate, setRate] = useState<number | undefined>(undefined);
+  useEffect(() => {
+    if (total === undefined || !at) return;
+    const now = Date.parse(at);
+    const last = previous.current;
+    if (last && now > last.at) setRate((total - last.total) / ((now - last.at) / 1000));
+    previous.current = { total, at: now };
+  }, [total, at]);
+  return rate;
+}
+
+export function Overview() {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const overview = useLoad(() => management<{ Sentinels: OverviewSentinel[] }>('overview'), [tick]);
+  const status = useLoad(() => management<ServerStatus>('server/status'), [tick]);
+  const s = status.data;
+  const rate = useRate(s?.RequestsTotal, s?.Now);
+  return (
+    <Page title="Overview">
+      <ErrorAlert error={overview.error ?? status.error} />
+      {s ? (
+        <dl class="stats" aria-label="Server">
+          <div><dt>Version</dt><dd>{s.Version}</dd></div>
+          <div><dt>License</dt><dd>{s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}</dd></div>
+          <div><dt>Uptime</dt><dd>{formatDuration(s.UptimeSeconds)}</dd></div>
+          <div><dt>Waiting long-polls</dt><dd><Num value={s.WaitingLongPolls} /></dd></div>
+          <div><dt>Requests per second</dt><dd>{rate === undefined ? 'measuring…' : formatNumber(Math.round(rate * 10) / 10)}</dd></div>
+          <div><dt>StateObjects</dt><dd><Num value={s.StateObjects} /></dd></div>
+          <div><dt>Queued messages</dt><dd><Num value={s.QueuedMessages} /></dd></div>
+        </dl>
+      ) : null}
+      <h2>Sentinels</h2>
+      {overview.data?.Sentinels.length === 0 ? <p>No sentinel is declared yet: add one on the Sentinels page.</p> : null}
+      {overview.data?.Sentinels.map((sentinel) => (
+        <article class="card" key={sentinel.Name} aria-label={`Sentinel ${sentinel.Name}`}>
+          <h3>
+            {sentinel.Name} <span class="muted">credential {sentinel.Credential}</span>
+          </h3>
+          {sentinel.Packages.length === 0 ? (
+            <p class="muted">No package instance.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Package</th>
+                    <th scope="col">Connection</th>
+                    <th scope="col">StateObjects</th>
+                    <th scope="col">Queued messages</th>
+                    <th scope="col">Last log</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {sentinel.Packages.map((p) => (
+                    <tr key={p.Name}>
+                      <th scope="row">
+                        {p.Name}
+                        {p.Enable ? null : <span class="badge">disabled</span>}
+                        {p.Groups.map((g) => (
+                          <span class="badge" key={g}>{g}</span>
+                        ))}
+                      </th>
+                      <td>
+                        <span class={p.Connected ? 'state ok' : 'state off'}>{p.Connected ? '● connected' : '○ not connected'}</span>
+                        <div class="muted small">seen <Time iso={p.LastSeen} /></div>
+                      </td>
+                      <td><Num value={p.StateObjects} /></td>
+                      <td><Num value={p.QueuedMessages} /></td>
+                      <td>
+                        {p.LastLog ? (
+                          <>
+                            <span class={`level level-${p.LastLog.Level.toLowerCase()}`}>{p.LastLog.Level}</span> {p.LastLog.Message}
+                            <div class="muted small"><Time iso={p.LastLog.Date} /></div>
+                          </>
+                        ) : (
+                          <span class="muted">none</span>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </article>
+      ))}
+    </Page>
+  );
+}

@@ -1,0 +1,155 @@
+import { useState } from 'preact/hooks';
+import { authenticationHeaders, HubFailure, management } from '../api';
+import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
+import { formatDuration } from '../format';
+import type { License, ServerStatus } from '../types';
+
+interface OpenApiOperation {
+  tags: string[];
+  summary: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: { $ref?: string } }> };
+}
+
+interface OpenApiDocument {
+  info: { title: string; version: string; description: string };
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { schemas: Record<string, unknown> };
+}
+
+function LicenseForm({ license, onSaved }: { license: License; onSaved: () => void }) {
+  const { IsExpired: _expired, ...editable } = license;
+  void _expired;
+  const [text, setText] = useState(JSON.stringify(editable, null, 2));
+  const action = useAction();
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run(async () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch (error) {
+            throw new HubFailure(400, 'The license is not valid JSON.', (error as Error).message);
+          }
+          await management('license', { body });
+          onSaved();
+        });
+      }}
+    >
+      <label for="license-json">License (JSON)</label>
+      <textarea id="license-json" rows={8} spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      <button type="submit" disabled={action.busy}>Save license</button>
+      <ErrorAlert error={action.error} />
+    </form>
+  );
+}
+
+function Metrics() {
+  const [text, setText] = useState<string | undefined>(undefined);
+  const action = useAction();
+  return (
+    <>
+      <button
+        type="button"
+        onClick={() =>
+          void action.run(async () => {
+            const response = await fetch('/metrics', { headers: authenticationHeaders('management') });
+            if (!response.ok) throw new HubFailure(response.status, `The hub answered ${response.status}.`);
+            setText(await response.text());
+          })
+        }
+      >
+        Show the Prometheus metrics
+      </button>
+      <ErrorAlert error={action.error} />
+      {text ? <pre class="metrics" aria-label="Prometheus metrics">{text}</pre> : null}
+    </>
+  );
+}
+
+/** Renders /openapi.json: every operation with its parameters and request body schema. */
+function ApiReference() {
+  const { data, error } = useLoad(async () => {
+    const response = await fetch('/openapi.json');
+    if (!response.ok) throw new HubFailure(response.status, 'The API document could not be read.');
+    return (await response.json()) as OpenApiDocument;
+  });
+  if (!data) return <ErrorAlert error={error} />;
+  return (
+    <section aria-labelledby="api-title">
+      <h2 id="api-title">API ({data.info.title} {data.info.version})</h2>
+      <p>{data.info.description} <a href="/openapi.json">openapi.json</a></p>
+      {data.tags.map((tag) => (
+        <details key={tag.name} class="api-tag">
+          <summary>{tag.name}: {tag.description}</summary>
+          <ul class="operations">
+            {Object.entries(data.paths).flatMap(([path, methods]) =>
+              Object.entries(methods)
+                .filter(([, op]) => op.tags.includes(tag.name))
+                .map(([method, op]) => {
+                  const ref = op.requestBody ? Object.values(op.requestBody.content)[0]?.schema.$ref : undefined;
+                  const schemaName = ref?.split('/').pop();
+                  return (
+                    <li key={`${method} ${path}`}>
+                      <code class={`method method-${method}`}>{method.toUpperCase()}</code> <code>{path}</code> — {op.summary}
+                      {op.parameters?.length ? <div class="muted small">parameters: {op.parameters.map((p) => `${p.name} (${p.in})`).join(', ')}</div> : null}
+                      {op.requestBody && !schemaName ? <div class="muted small">body: {Object.keys(op.requestBody.content).join(', ')}</div> : null}
+                      {schemaName ? (
+                        <details>
+                          <summary>Body: {schemaName}</summary>
+                          <pre>{JSON.stringify(data.components.schemas[schemaName], null, 2)}</pre>
+                        </details>
+                      ) : null}
+                    </li>
+                  );
+                }),
+            )}
+          </ul>
+        </details>
+      ))}
+    </section>
+  );
+}
+
+export function Server() {
+  const status = useLoad(() => management<ServerStatus>('server/status'));
+  const s = status.data;
+  return (
+    <Page title="Server">
+      <ErrorAlert error={status.error} />
+      {s ? (
+        <>
+          <dl class="stats" aria-label="Server status">
+            <div><dt>Version</dt><dd>{s.Version}</dd></div>
+            <div><dt>Started</dt><dd><Time iso={s.StartedAt} /></dd></div>
+            <div><dt>Uptime</dt><dd>{formatDuration(s.UptimeSeconds)}</dd></div>
+            <div><dt>Requests served</dt><dd><Num value={s.RequestsTotal} /></dd></div>
+            <div><dt>Refused authentications</dt><dd><Num value={s.AuthFailures} /></dd></div>
+            <div><dt>Waiting long-polls</dt><dd><Num value={s.WaitingLongPolls} /></dd></div>
+            <div><dt>StateObjects</dt><dd><Num value={s.StateObjects} /></dd></div>
+            <div><dt>Queued messages</dt><dd><Num value={s.QueuedMessages} /></dd></div>
+            <div><dt>Dropped messages</dt><dd><Num value={s.DroppedMessages} /></dd></div>
+            <div><dt>Message subscriptions</dt><dd><Num value={s.MessageSubscriptions} /></dd></div>
+            <div><dt>StateObject subscriptions</dt><dd><Num value={s.StateObjectSubscriptions} /></dd></div>
+          </dl>
+          <h2>License</h2>
+          <p>
+            {s.License.Edition} for {s.License.Licensee}
+            {s.License.ExpirationDate ? `, until ${s.License.ExpirationDate}` : ', no expiry'}
+            {s.License.IsExpired ? ' (expired)' : ''}; sentinels: {s.License.MaxSentinels ?? 'no limit'}, package instances: {s.License.MaxPackageInstances ?? 'no limit'}.
+          </p>
+          <details>
+            <summary>Change the license</summary>
+            <LicenseForm license={s.License} onSaved={status.reload} />
+          </details>
+          <h2>Metrics</h2>
+          <Metrics />
+        </>
+      ) : null}
+      <ApiReference />
+    </Page>
+  );
+}
