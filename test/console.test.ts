@@ -102,6 +102,8 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: WIDE, colorScheme: 'light' });
   page = await context.newPage();
+  // A locator that never shows fails with its own name, well within the test's time.
+  page.setDefaultTimeout(10_000);
   page.on('console', (message) => consoleOutput.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => consoleOutput.push(`pageerror: ${error.message}`));
   page.on('request', (request) => requests.push(new URL(request.url()).pathname));

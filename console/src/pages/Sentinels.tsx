@@ -139,8 +139,10 @@ function NewInstance({ sentinel, credentials, packages, onAdded }: { sentinel: S
       onSubmit={(e) => {
         e.preventDefault();
         void action.run(async () => {
+          // Unchosen fields are left out: the hub then uses its defaults (virtual package, the sentinel's credential).
+          const { PackageFile, Credential, ...rest } = draft;
           await management(`sentinels/${enc(sentinel.Name)}/packages`, {
-            body: { ...draft, PackageFile: draft.PackageFile || null, Credential: draft.Credential || null },
+            body: { ...rest, ...(PackageFile ? { PackageFile } : {}), ...(Credential ? { Credential } : {}) },
           });
           setDraft({ ...draft, Name: '' });
           onAdded();
