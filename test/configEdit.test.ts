@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WORKER_THRESHOLD_BYTES } from '../src/config/editor.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import type { TestHub } from './support/testHub.js';
 import { get, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir } from './support/testHub.js';
@@ -87,6 +88,26 @@ describe('management writes edit the file in place', () => {
 
 const call_delete = (h: TestHub, action: string) =>
   fetch(`${h.url}/rest/${action}?${new URLSearchParams({ ...controlHub })}`, { method: 'DELETE' }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+describe('a large file is edited off the event loop, with the same result', () => {
+  it('1,000 credentials: one POST credentials changes one line, and a restart reads it back', async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`).join('\n');
+    const large = constellationFile.replace('    </credentials>', `${many}\n    </credentials>`);
+    expect(large.length).toBeGreaterThan(WORKER_THRESHOLD_BYTES);
+    const dataDir = tempDir();
+    const first = await startTestHub({ dataDir, config: large });
+    const reply = await post(first, 'management/credentials', controlHub, { Name: 'Device500', AccessKey: 'rotated-key-0001', EnableControlHub: true });
+    expect(reply.status).toBe(200);
+    expect(lineDiff(large, fileOf(first))).toEqual({
+      removed: ['      <credential name="Device500" accessKey="device-key-500-0001" />'],
+      added: ['      <credential name="Device500" accessKey="rotated-key-0001" enableControlHub="true" />'],
+    });
+    await first.stop();
+    const second = await hub({ dataDir });
+    const device = (await get(second, 'management/credentials', controlHub, { includeAccessKeys: 'true' })).json<{ Name: string; AccessKey: string }[]>().find((c) => c.Name === 'Device500');
+    expect(device).toMatchObject({ AccessKey: 'rotated-key-0001', EnableControlHub: true });
+  });
+});
 
 describe('pending changes on disk are never lost', () => {
   it('a hand edit not yet reloaded: a management write answers 409 naming the remedy, and the edit stays', async () => {

@@ -306,7 +306,11 @@ function editSection<T>(
 
 /** The file's text after the change from `before` (what the text says) to `after`, edited in place. */
 export function editConfigurationText(text: string, before: HubConfiguration, after: HubConfiguration): string {
-  const doc = readDocument(text);
+  return editDocument(readDocument(text), before, after);
+}
+
+/** As editConfigurationText, for a document already parsed. */
+export function editDocument(doc: ConfigurationDocument, before: HubConfiguration, after: HubConfiguration): string {
   const editor = new TextEditor(doc);
   const root = doc.root;
   if (changed(before.listenUris, after.listenUris)) {

@@ -12,9 +12,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { readConfigurationText, stageFile } from '../config/configFile.js';
 import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
-import { ConfigurationError, validateConfiguration } from '../config/validate.js';
-import { editConfigurationText } from '../config/xmlEdit.js';
-import { parseConfigurationFile } from '../config/xmlFile.js';
+import { Immer } from 'immer';
+import { editText } from '../config/editor.js';
+import { validateConfiguration } from '../config/validate.js';
 import type { Db } from '../db/open.js';
 import { HubError } from '../errors.js';
 import type { ConfigurationVersion } from '../store/configuration.js';
@@ -39,15 +39,12 @@ export const pendingFileConflict = () =>
     'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
   );
 
-/** Settings are a dictionary: their order in the file is not part of what was asked. */
-function comparable(config: HubConfiguration): HubConfiguration {
-  const sorted = <T extends { key: string }>(settings: T[]) => [...settings].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return {
-    ...config,
-    sentinels: config.sentinels.map((s) => ({ ...s, packages: s.packages.map((p) => ({ ...p, settings: sorted(p.settings) })) })),
-    settingsGroups: config.settingsGroups.map((g) => ({ ...g, settings: sorted(g.settings) })),
-  };
-}
+// Drafts share every part a change does not touch (structural sharing), so making one costs nothing
+// however large the configuration; nothing is frozen, as the rest of the code only reads it.
+const immer = new Immer({ autoFreeze: false });
+
+/** Lets the event loop run between two pieces of a long change. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const groupsOf = (config: HubConfiguration) => config.sentinels.map((s) => s.packages.map((p) => [s.name, p.name, p.groups]));
 const sameGroups = (a: HubConfiguration, b: HubConfiguration) => isDeepStrictEqual(groupsOf(a), groupsOf(b));
@@ -112,22 +109,19 @@ export class Configuration {
   /**
    * Runs `change` on a copy of the configuration and makes the result the file, the newest version
    * and the configuration in memory. Changes run one at a time, each on the result of the one before.
-   * Returns the configuration as the edited file reads back, which is what a restart gives.
+   * Returns the new configuration, which the edited file was checked to read back as (a restart gives it).
    */
   update(change: (draft: HubConfiguration) => void, origin: ChangeOrigin): Promise<HubConfiguration> {
     return this.oneAtATime(async () => {
       const onDisk = await readConfigurationText(this.configPath);
       if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
-      const draft = structuredClone(this.config);
-      change(draft);
+      const draft = immer.produce(this.config, change);
       validateConfiguration(draft);
-      // A file removed behind the hub's back is written again from the applied text.
-      const text = editConfigurationText(this.fileText, this.config, draft);
-      const { config: written } = parseConfigurationFile(text);
-      if (!isDeepStrictEqual(comparable(written), comparable(draft))) {
-        throw new ConfigurationError('the edited configuration file would not read back as the change asked; nothing was changed');
-      }
-      await this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: true, text }, written);
+      await yieldToLoop();
+      // The edit is read back and compared with the draft before anything is written. A file removed
+      // behind the hub's back is written again from the applied text.
+      const text = await editText(this.fileText, draft);
+      await this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: true, text }, draft);
       return this.config;
     });
   }
