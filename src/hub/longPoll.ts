@@ -1,5 +1,5 @@
 import { ClientGone } from '../errors.js';
-import type { Interest, Notifier } from './notifier.js';
+import type { Notifier, Waiter } from './notifier.js';
 
 /**
  * The one way the hub waits: StateObject and message polls and the management logs follow. Holds a
@@ -13,13 +13,13 @@ import type { Interest, Notifier } from './notifier.js';
 export async function longPoll<T>(
   notifier: Notifier,
   key: string,
-  interest: Interest,
+  /** From `notifier.register(key, interest)`, called by the caller right before (the interest is not held while waiting). */
+  waiter: Waiter,
   timeoutMs: number,
   abort: AbortSignal,
   take: () => Promise<T[]>,
   settle?: (result: T[] | undefined) => Promise<void>,
 ): Promise<T[] | undefined> {
-  const waiter = notifier.register(key, interest);
   const deadline = Date.now() + timeoutMs;
   try {
     let result: T[] | undefined;

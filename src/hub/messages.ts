@@ -84,7 +84,7 @@ export class Messages {
   }
 
   /** Long-polls a message subscription, oldest first. Undefined when the client went away (nothing consumed). */
-  async poll(
+  poll(
     caller: Caller,
     subscriptionId: string | undefined,
     timeoutMs: number,

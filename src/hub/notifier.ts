@@ -18,10 +18,21 @@ type Ending = 'superseded' | 'closing';
 
 export type Interest = SubscriptionInterest | { kind: 'logs' };
 
+/** Timer callback shared by every waiter (no closure per wait). */
+function timedOut(waiter: Waiter): void {
+  waiter.finish('timeout');
+}
+
+/**
+ * One waiting poll. Kept small, since thousands wait at once: no closures per wait — the abort signal
+ * calls `handleEvent`, the timer a shared function with the waiter as its argument.
+ */
 export class Waiter {
   private signalled = false;
   private ended: Ending | undefined;
-  private settle: ((outcome: WaitOutcome) => void) | undefined;
+  private resolve: ((outcome: WaitOutcome) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private abort: AbortSignal | undefined;
 
   /** Forget an earlier wake-up: called right before reading, so only later commits count. */
   clearSignal(): void {
@@ -30,12 +41,28 @@ export class Waiter {
 
   signal(): void {
     this.signalled = true;
-    this.settle?.('woken');
+    this.finish('woken');
   }
 
   end(outcome: Ending): void {
     this.ended = outcome;
-    this.settle?.(outcome);
+    this.finish(outcome);
+  }
+
+  /** The abort signal's listener. */
+  handleEvent(): void {
+    this.finish('aborted');
+  }
+
+  finish(outcome: WaitOutcome): void {
+    const resolve = this.resolve;
+    if (!resolve) return;
+    this.resolve = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.abort?.removeEventListener('abort', this);
+    this.abort = undefined;
+    resolve(outcome);
   }
 
   /** Resolves on a wake-up (possibly one that came before the call), the timeout, abort, or end. */
@@ -45,15 +72,10 @@ export class Waiter {
     if (this.signalled) return Promise.resolve('woken');
     if (ms <= 0) return Promise.resolve('timeout');
     return new Promise((resolve) => {
-      const onAbort = () => this.settle?.('aborted');
-      const timer = setTimeout(() => this.settle?.('timeout'), ms);
-      abort.addEventListener('abort', onAbort, { once: true });
-      this.settle = (outcome) => {
-        this.settle = undefined;
-        clearTimeout(timer);
-        abort.removeEventListener('abort', onAbort);
-        resolve(outcome);
-      };
+      this.resolve = resolve;
+      this.abort = abort;
+      abort.addEventListener('abort', this, { once: true });
+      this.timer = setTimeout(timedOut, ms, this);
     });
   }
 }
@@ -74,6 +96,9 @@ const patternOf = (f: StoredFilter): Pattern => ({
   name: fromGlob(f.name),
   type: fromGlob(f.type),
 });
+
+/** Shared by every entry that has none: a waiting poll holds as little as it can. */
+const NONE: never[] = [];
 
 interface Entry {
   key: string;
@@ -136,7 +161,7 @@ export class Notifier {
       old.waiter.end('superseded');
       this.unindex(old);
     }
-    const entry: Entry = { key, waiter: new Waiter(), patterns: [], names: [], wildcard: false, addresses: [], connectionId: undefined };
+    const entry: Entry = { key, waiter: new Waiter(), patterns: NONE, names: NONE, wildcard: false, addresses: NONE, connectionId: undefined };
     this.index(entry, interest);
     this.entries.set(key, entry);
     return entry.waiter;
@@ -228,10 +253,12 @@ export class Notifier {
       this.logWaiters.add(entry);
     } else if (interest.kind === 'state_objects') {
       entry.patterns = interest.filters.map(patternOf);
+      const names: string[] = [];
       for (const p of entry.patterns) {
         if (p.name.includes('*')) entry.wildcard = true;
-        else if (!entry.names.includes(p.name)) entry.names.push(p.name);
+        else if (!names.includes(p.name)) names.push(p.name);
       }
+      if (names.length > 0) entry.names = names;
       for (const name of entry.names) addToIndex(this.byName, name, entry);
       if (entry.wildcard) this.wildcards.add(entry);
     } else {
@@ -248,9 +275,9 @@ export class Notifier {
     this.wildcards.delete(entry);
     this.messageWaiters.delete(entry);
     this.logWaiters.delete(entry);
-    entry.names = [];
-    entry.addresses = [];
-    entry.patterns = [];
+    entry.names = NONE;
+    entry.addresses = NONE;
+    entry.patterns = NONE;
     entry.wildcard = false;
   }
 }

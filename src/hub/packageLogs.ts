@@ -61,7 +61,8 @@ export class PackageLogs {
   async read(query: LogQuery, waitMs: number, abort: AbortSignal): Promise<LogRecord[]> {
     const read = async () => (await queryLogs(this.db, query)).map(toRecord);
     if (query.afterId === undefined || waitMs <= 0) return read();
-    return (await longPoll(this.notifier, `logs:${randomUUID()}`, { kind: 'logs' }, waitMs, abort, read)) ?? [];
+    const key = `logs:${randomUUID()}`;
+    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, read)) ?? [];
   }
 
   /** Keeps the newest `retention` entries (called by the sweeper). */

@@ -6,19 +6,18 @@ export class PollGate {
 
   constructor(private readonly maxPerCredential: number) {}
 
-  /** Runs `poll` in a slot of `credential`, or throws 429 when all its slots are taken. */
-  async hold<T>(credential: string, poll: () => Promise<T>): Promise<T> {
+  /** Takes a slot of `credential`, or throws 429 when all its slots are taken; `leave` gives it back. */
+  enter(credential: string): void {
     const count = this.waiting.get(credential) ?? 0;
     if (count >= this.maxPerCredential) {
       throw tooManyRequests(`The credential '${credential}' already has ${count} long-polls waiting (the most allowed).`);
     }
     this.waiting.set(credential, count + 1);
-    try {
-      return await poll();
-    } finally {
-      const left = (this.waiting.get(credential) ?? 1) - 1;
-      if (left > 0) this.waiting.set(credential, left);
-      else this.waiting.delete(credential);
-    }
+  }
+
+  leave(credential: string): void {
+    const left = (this.waiting.get(credential) ?? 1) - 1;
+    if (left > 0) this.waiting.set(credential, left);
+    else this.waiting.delete(credential);
   }
 }

@@ -102,7 +102,7 @@ export class StateObjects {
    * Long-polls the changes of a subscription: each changed object once, with its latest value, oldest
    * change first. Returns undefined when the client went away (nothing consumed).
    */
-  async poll(
+  poll(
     caller: Caller,
     subscriptionId: string | undefined,
     timeoutMs: number,

@@ -57,14 +57,14 @@ export class Subscriptions {
   ): Promise<T[] | undefined> {
     const interest = await this.requireOwned(caller, id, kind);
     const subscriptionId = id as string;
-    return this.gate.hold(caller.credential.name, () =>
-      longPoll(this.notifier, subscriptionId, interest, timeoutMs, abort, () => take(subscriptionId),
-        // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active
-        // now, recorded before the waiter goes so the idle sweeper cannot take the subscription between.
-        async (result) => {
-          if (!result || result.length === 0) await this.store.touched(subscriptionId);
-        },
-      ),
-    );
+    const credential = caller.credential.name;
+    this.gate.enter(credential);
+    // No closure below holds `interest`: what a waiting poll listens for lives in the notifier only.
+    const waiter = this.notifier.register(subscriptionId, interest);
+    return longPoll(this.notifier, subscriptionId, waiter, timeoutMs, abort, () => take(subscriptionId),
+      // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active
+      // now, recorded before the waiter goes so the idle sweeper cannot take the subscription between.
+      (result) => (!result || result.length === 0 ? this.store.touched(subscriptionId) : Promise.resolve()),
+    ).finally(() => this.gate.leave(credential));
   }
 }
