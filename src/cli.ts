@@ -4,8 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
+import type { Hub } from './createHub.js';
 import { HUB_VERSION, startHub } from './createHub.js';
 import { DataDirectoryInUse } from './db/dataDirectory.js';
+import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import { optionsFromEnvironment } from './settings.js';
 
@@ -52,6 +54,43 @@ function parseCommandLine(): void {
   }
 }
 
+/**
+ * Installed before "hub listening" is printed: whoever reads that line (a service manager, a test) may
+ * signal at once, and a signal that arrives before its handler exists kills the process.
+ */
+function installSignalHandlers(hub: Hub, configPath: string, logger: Logger): void {
+  // As nginx and Mosquitto do: SIGHUP re-reads the configuration file. A file that is not valid is
+  // logged and ignored; the running configuration stays.
+  process.on('SIGHUP', () => {
+    logger.info({ signal: 'SIGHUP', file: configPath }, 'reloading the configuration file');
+    hub.reloadConfiguration().then(
+      () => logger.info('configuration reloaded'),
+      (error: unknown) => logger.error({ err: error, file: configPath }, 'configuration not reloaded: the running configuration stays'),
+    );
+  });
+
+  let signalled = false;
+  const shutdown = (signal: string) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal }, 'stopping');
+    const deadline = setTimeout(() => {
+      logger.error('stop took too long; exiting');
+      process.exit(1);
+    }, 10_000);
+    deadline.unref();
+    hub.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
 async function main(): Promise<void> {
   parseCommandLine();
   // hub.db, its WAL and the configuration file hold access keys: nothing the hub creates is for others.
@@ -76,38 +115,8 @@ async function main(): Promise<void> {
     console.log(`Use it as AccessKey with SentinelName=Management on ${hub.url}/rest/management/..., e.g.`);
     console.log(`  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`);
   }
+  installSignalHandlers(hub, options.configPath, logger);
   console.log(`hub listening on ${hub.url}`);
-
-  // As nginx and Mosquitto do: SIGHUP re-reads the configuration file. A file that is not valid is
-  // logged and ignored; the running configuration stays.
-  process.on('SIGHUP', () => {
-    logger.info({ signal: 'SIGHUP', file: options.configPath }, 'reloading the configuration file');
-    hub.reloadConfiguration().then(
-      () => logger.info('configuration reloaded'),
-      (error: unknown) => logger.error({ err: error, file: options.configPath }, 'configuration not reloaded: the running configuration stays'),
-    );
-  });
-
-  let signalled = false;
-  const shutdown = (signal: string) => {
-    if (signalled) return;
-    signalled = true;
-    logger.info({ signal }, 'stopping');
-    const deadline = setTimeout(() => {
-      logger.error('stop took too long; exiting');
-      process.exit(1);
-    }, 10_000);
-    deadline.unref();
-    hub.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'stop failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
 void main();
