@@ -26,9 +26,11 @@ const NARROW = { width: 390, height: 844 };
 async function screenshot(name: string, options: { narrow?: boolean; fullPage?: boolean } = {}): Promise<void> {
   if (!screenshotDirectory) return;
   fs.mkdirSync(screenshotDirectory, { recursive: true });
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(screenshotDirectory, `${name}.png`), fullPage: options.fullPage ?? false });
   if (options.narrow) {
     await page.setViewportSize(NARROW);
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: path.join(screenshotDirectory, `${name}-narrow.png`), fullPage: false });
     await page.setViewportSize(WIDE);
   }
@@ -120,10 +122,27 @@ afterAll(async () => {
 
 describe('the console', () => {
   it('loads quietly, asks for an access key, and makes no request that needs one before sign-in', async () => {
+    const loaded: Promise<{ path: string; encoding: string; bytes: number }>[] = [];
+    const measure = (response: import('playwright-core').Response) =>
+      loaded.push(
+        response.request().sizes().then((sizes) => ({
+          path: new URL(response.url()).pathname,
+          encoding: response.headers()['content-encoding'] ?? 'identity',
+          bytes: sizes.responseBodySize + sizes.responseHeadersSize,
+        })),
+      );
+    page.on('response', measure);
     const response = await page.goto(`${hub.url}/`);
     expect(response?.url()).toBe(`${hub.url}/console/`);
     await page.getByLabel('Access key').waitFor();
     await page.waitForLoadState('networkidle');
+    page.off('response', measure);
+    const transferred = await Promise.all(loaded);
+    const total = transferred.reduce((sum, r) => sum + r.bytes, 0);
+    console.log(`first load: ${total} bytes transferred (${transferred.map((r) => `${r.path} ${r.encoding} ${r.bytes}`).join(', ')})`);
+    // Scripts and styles go out compressed (Chromium asks for brotli only over https: gzip here).
+    expect(transferred.filter((r) => /\.(js|css)$/.test(r.path)).map((r) => r.encoding)).toEqual(['gzip', 'gzip']);
+    expect(total).toBeLessThan(300 * 1024);
     expect(consoleOutput).toEqual([]);
     expect(requests.filter((p) => p !== '/' && !p.startsWith('/console/'))).toEqual([]);
     await screenshot('sign-in', { narrow: true });

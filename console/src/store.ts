@@ -1,5 +1,5 @@
 /** A value that pages render and long-poll loops update: the smallest observable the console needs. */
-import { useEffect, useReducer } from 'preact/hooks';
+import { useLayoutEffect, useReducer } from 'preact/hooks';
 
 export class Store<T> {
   private readonly listeners = new Set<() => void>();
@@ -20,9 +20,18 @@ export class Store<T> {
   }
 }
 
-/** Re-renders the component whenever the store changes. */
+/**
+ * Re-renders the component whenever the store changes. A change between the render and the
+ * subscription (effects run after paint) is caught by comparing with the value that was rendered.
+ */
 export function useStore<T>(store: Store<T>): T {
   const [, changed] = useReducer((n: number) => n + 1, 0);
-  useEffect(() => store.subscribe(() => changed(0)), [store]);
-  return store.value;
+  const value = store.value;
+  useLayoutEffect(() => {
+    const unsubscribe = store.subscribe(() => changed(0));
+    if (store.value !== value) changed(0);
+    return unsubscribe;
+    // Subscribing once per store is enough: `value` only tells what the first render showed.
+  }, [store]);
+  return value;
 }

@@ -93,7 +93,7 @@ export function Configuration() {
           Deploy settings to the package instances
         </label>
         <button type="button" disabled={action.busy} onClick={() => void save(true)}>Save and reload</button>
-        <button type="button" disabled={action.busy || text === undefined} onClick={() => { setText(undefined); setLocalProblem(undefined); }}>
+        <button type="button" class="secondary" disabled={action.busy || text === undefined} onClick={() => { setText(undefined); setLocalProblem(undefined); }}>
           Discard changes
         </button>
       </div>

@@ -72,6 +72,8 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
   const [scope, setScope] = useState<ScopeChoice>({ kind: 'Package', arg: descriptor.PackageName || packageName });
   const [sent, setSent] = useState<string | undefined>(undefined);
   const [reply, setReply] = useState<Message | undefined>(undefined);
+  // The saga id the next send will carry: shown in the curl and HTTP forms too, so they are ready to run.
+  const [sagaId, setSagaId] = useState(newGuid);
   const action = useAction();
   const idBase = `cb-${sentinel}-${packageName}-${callback.MessageKey}`.replace(/[^\w-]/g, '_');
   const results = parameters.map((p, i) => parameterValue(kinds[i], texts[i], p));
@@ -80,7 +82,7 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
   // Trailing optional parameters left empty are not sent at all.
   while (values.length > 0 && results[values.length - 1].omitted) values.pop();
   const isSaga = Boolean(callback.ResponseType);
-  const preview = sendMessageBody(scope, callback.MessageKey, dataOf(values), isSaga ? '<saga id>' : undefined);
+  const preview = sendMessageBody(scope, callback.MessageKey, dataOf(values), isSaga ? sagaId : undefined);
 
   const send = (event: Event) => {
     event.preventDefault();
@@ -88,11 +90,11 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
     setReply(undefined);
     setSent(undefined);
     void action.run(async () => {
-      const sagaId = isSaga ? newGuid() : undefined;
-      const waiting = sagaId ? awaitSagaReply(sagaId, AbortSignal.timeout(SAGA_TIMEOUT_MS)) : undefined;
+      const waiting = isSaga ? awaitSagaReply(sagaId, AbortSignal.timeout(SAGA_TIMEOUT_MS)) : undefined;
       waiting?.catch(() => undefined);
-      await consumer('SendMessage', { body: sendMessageBody(scope, callback.MessageKey, dataOf(values), sagaId) });
-      setSent(sagaId ? 'Sent as a saga: waiting for its __Response…' : 'Sent.');
+      await consumer('SendMessage', { body: preview });
+      if (isSaga) setSagaId(newGuid());
+      setSent(isSaga ? 'Sent as a saga: waiting for its __Response…' : 'Sent.');
       if (waiting) {
         try {
           setReply(await waiting);

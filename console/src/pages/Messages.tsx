@@ -46,7 +46,7 @@ export function Messages() {
       </label>
       <p aria-live="polite" class="muted">{shown.length} of {messages.length} messages received (newest first)</p>
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Received</th>
@@ -59,14 +59,14 @@ export function Messages() {
           <tbody>
             {shown.map((m, i) => (
               <tr key={`${m.receivedAt}-${i}`}>
-                <td><Time iso={new Date(m.receivedAt).toISOString()} /></td>
-                <td>{m.Sender.FriendlyName}</td>
-                <td>
+                <td data-label="Received"><Time iso={new Date(m.receivedAt).toISOString()} /></td>
+                <td data-label="Sender">{m.Sender.FriendlyName}</td>
+                <td data-label="Scope">
                   {SCOPES[m.Scope.Scope] ?? m.Scope.Scope} {m.Scope.Args.join(', ')}
                   {m.Scope.SagaId ? <div class="muted small">saga {m.Scope.SagaId}</div> : null}
                 </td>
                 <th scope="row">{m.Key}</th>
-                <td><JsonValue value={m.Data} /></td>
+                <td data-label="Data"><JsonValue value={m.Data} /></td>
               </tr>
             ))}
           </tbody>

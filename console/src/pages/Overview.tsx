@@ -55,7 +55,7 @@ export function Overview() {
             <p class="muted">No package instance.</p>
           ) : (
             <div class="table-wrap">
-              <table>
+              <table class="stack">
                 <thead>
                   <tr>
                     <th scope="col">Package</th>
@@ -75,13 +75,13 @@ export function Overview() {
                           <span class="badge" key={g}>{g}</span>
                         ))}
                       </th>
-                      <td>
+                      <td data-label="Connection">
                         <span class={p.Connected ? 'state ok' : 'state off'}>{p.Connected ? '● connected' : '○ not connected'}</span>
                         <div class="muted small">seen <Time iso={p.LastSeen} /></div>
                       </td>
-                      <td><Num value={p.StateObjects} /></td>
-                      <td><Num value={p.QueuedMessages} /></td>
-                      <td>
+                      <td data-label="StateObjects"><Num value={p.StateObjects} /></td>
+                      <td data-label="Queued messages"><Num value={p.QueuedMessages} /></td>
+                      <td data-label="Last log">
                         {p.LastLog ? (
                           <>
                             <span class={`level level-${p.LastLog.Level.toLowerCase()}`}>{p.LastLog.Level}</span> {p.LastLog.Message}

@@ -88,17 +88,17 @@ function PackageCard({ pkg, onChange }: { pkg: RepositoryPackage; onChange: () =
           New name for {pkg.Name}
           <input type="text" value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
         </label>
-        <button type="submit" disabled={action.busy || newName === pkg.Name}>Rename</button>
+        <button type="submit" class="secondary" disabled={action.busy || newName === pkg.Name}>Rename</button>
         {confirming ? (
           <>
             <button type="button" class="danger" onClick={() => void action.run(async () => {
               await management(`packages/${enc(pkg.Name)}`, { method: 'DELETE' });
               onChange();
             })}>Confirm deleting {pkg.Name}</button>
-            <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>Keep it</button>
           </>
         ) : (
-          <button type="button" onClick={() => setConfirming(true)}>Delete {pkg.Name}</button>
+          <button type="button" class="secondary" onClick={() => setConfirming(true)}>Delete {pkg.Name}</button>
         )}
       </form>
       <ErrorAlert error={action.error} />

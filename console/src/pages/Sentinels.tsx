@@ -195,7 +195,7 @@ function SentinelCard({ sentinel, credentials, packages, onDeleted }: { sentinel
             await management(`sentinels/${enc(sentinel.Name)}`, { method: 'DELETE' });
             onDeleted();
           })}>Confirm deleting {sentinel.Name} and its instances</button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+          <button type="button" class="secondary" onClick={() => setConfirming(false)}>Keep it</button>
         </p>
       ) : (
         <button type="button" class="small" onClick={() => setConfirming(true)}>Delete sentinel {sentinel.Name}</button>

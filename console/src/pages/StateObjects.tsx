@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ErrorAlert, JsonValue, Num, Page, Sparkline, Time } from '../components';
+import { JsonValue, Num, Page, Sparkline, Time } from '../components';
 import { wildcard } from '../format';
 import { history, stateObjects } from '../live';
 import { useStore } from '../store';
@@ -45,9 +45,8 @@ export function StateObjects() {
       <p aria-live="polite" class="muted">
         <Num value={shown.length} /> of <Num value={objects.size} /> StateObjects
       </p>
-      <ErrorAlert error={undefined} />
       <div class="table-wrap">
-        <table class="objects">
+        <table class="objects stack">
           <thead>
             <tr>
               <th scope="col">Sentinel / Package</th>
@@ -63,18 +62,18 @@ export function StateObjects() {
               const key = `${o.SentinelName}/${o.PackageName}/${o.Name}`;
               return (
                 <tr key={key} data-key={key}>
-                  <td>{o.SentinelName}/{o.PackageName}</td>
+                  <td data-label="Sentinel / Package">{o.SentinelName}/{o.PackageName}</td>
                   <th scope="row">{o.Name}</th>
-                  <td class="value">
+                  <td class="value" data-label="Value">
                     <JsonValue value={o.Value} />
                     <Sparkline points={history.get(key) ?? []} label={`History of ${o.Name}`} />
                   </td>
-                  <td>{o.Type}</td>
-                  <td>
+                  <td data-label="Type">{o.Type}</td>
+                  <td data-label="Lifetime">
                     {o.Lifetime ? <><Num value={o.Lifetime} /> s</> : 'forever'}
                     {o.IsExpired ? <span class="badge warn">expired</span> : null}
                   </td>
-                  <td><Time iso={o.LastUpdate} /></td>
+                  <td data-label="Last update"><Time iso={o.LastUpdate} /></td>
                 </tr>
               );
             })}
