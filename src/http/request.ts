@@ -6,7 +6,7 @@ import { badRequest } from '../errors.js';
 import type { Credentials } from '../hub/authentication.js';
 import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
-import { checkRequestName, MAX_FILTER_LENGTH } from '../hub/requestNames.js';
+import { checkFilter, checkRequestName } from '../hub/requestNames.js';
 
 /**
  * Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins.
@@ -47,8 +47,7 @@ export function optionalNameParam(ctx: Context, name: string): string | undefine
 }
 
 /** `*`-filter parameter: absent or empty means any; bound by the request-name rule with the filter length. */
-export const filterParam = (ctx: Context, name: string) =>
-  checkRequestName(`filter '${name}'`, queryParam(ctx, name) || '*', MAX_FILTER_LENGTH);
+export const filterParam = (ctx: Context, name: string) => checkFilter(`filter '${name}'`, queryParam(ctx, name) || '*');
 
 export const TIMEOUT = { default: 60_000, min: 1_000, max: 120_000 };
 

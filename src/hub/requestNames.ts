@@ -6,6 +6,7 @@
  * also bound by config/names.ts when they are created.
  */
 import { z } from 'zod';
+import { textProblem } from '../config/names.js';
 import { badRequest } from '../errors.js';
 
 export const MAX_REQUEST_NAME_LENGTH = 1024;
@@ -18,12 +19,22 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function requestNameProblem(value: string, max = MAX_REQUEST_NAME_LENGTH): string | undefined {
   if (value.length > max) return `must be at most ${max} characters`;
   if (CONTROL.test(value)) return 'must not contain control characters (NUL included)';
-  return undefined;
+  // Lone surrogates would come back from SQLite as U+FFFD: a different name from the one sent.
+  return textProblem(value);
 }
+
+/** Why `filter` is not an acceptable `*` filter, or undefined (matched in linear time: patterns.ts). */
+export const filterProblem = (filter: string): string | undefined => requestNameProblem(filter, MAX_FILTER_LENGTH);
 
 /** Throws the 400 for a name parameter or field that breaks the rule. */
 export function checkRequestName(what: string, value: string, max = MAX_REQUEST_NAME_LENGTH): string {
-  const problem = requestNameProblem(value, max);
+  return reportProblem(what, value, requestNameProblem(value, max));
+}
+
+/** Throws the 400 for a `*` filter that breaks the rule. */
+export const checkFilter = (what: string, value: string): string => reportProblem(what, value, filterProblem(value));
+
+function reportProblem(what: string, value: string, problem: string | undefined): string {
   if (problem) throw badRequest('InvalidName', `The ${what} ${problem}.`, `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`);
   return value;
 }

@@ -1,0 +1,50 @@
+/** The `*` matcher of authorization rules and in-memory filters: right answers, and linear time. */
+import { describe, expect, it } from 'vitest';
+import { matchesPattern } from '../src/hub/patterns.js';
+import { requestNameProblem } from '../src/hub/requestNames.js';
+
+describe('matchesPattern', () => {
+  it.each([
+    ['*', '', true],
+    ['*', 'anything', true],
+    ['Light', 'Light', true],
+    ['Light', 'light', false],
+    ['*Light*On*', 'KitchenLightOn', true],
+    ['*Light*On*', 'LightOn', true],
+    ['*Light*On*', 'OnLight', false],
+    ['*Light*On*', 'KitchenLightOff', false],
+    ['Temp*', 'Temperature', true],
+    ['Temp*', 'Tem', false],
+    ['*ture', 'Temperature', true],
+    ['a*a', 'a', false],
+    ['a*a', 'aa', true],
+    ['ab*ba', 'aba', false],
+    ['a**b', 'ab', true],
+    ['*.?[x]', 'file.?[x]', true],
+    ['*.?[x]', 'file.a[x]', false],
+  ])('%s against %s is %s', (pattern, value, expected) => {
+    expect(matchesPattern(pattern, value)).toBe(expected);
+  });
+
+  it('answers a 160 KB value against *Light*On* as fast as a short one (no backtracking)', () => {
+    // With a backtracking regex this value took 9 s once; the matcher here is a few indexOf calls.
+    const hostile = 'Light'.repeat(32 * 1024);
+    const started = performance.now();
+    for (let i = 0; i < 100; i++) expect(matchesPattern('*Light*On*', hostile)).toBe(false);
+    expect(matchesPattern('*Light*On*', `${hostile}On`)).toBe(true);
+    // 100 matches: a generous bound, three orders of magnitude under the regex's single 9 s.
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('requestNameProblem', () => {
+  it('refuses NUL, other control characters, lone surrogates and over-long names; keeps the rest', () => {
+    expect(requestNameProblem('Keep\u0000x')).toMatch(/control characters/);
+    expect(requestNameProblem('a\tb')).toMatch(/control characters/);
+    expect(requestNameProblem('a\u007fb')).toMatch(/control characters/);
+    expect(requestNameProblem('a\ud800b')).toMatch(/lone surrogate/);
+    expect(requestNameProblem('x'.repeat(1025))).toMatch(/at most 1024/);
+    expect(requestNameProblem('*'.repeat(257), 256)).toMatch(/at most 256/);
+    for (const ok of ['Temperature', 'Home/Kitchen Light', '🙂 Lampe à pied', '__Response', 'x'.repeat(1024)]) expect(requestNameProblem(ok)).toBeUndefined();
+  });
+});
