@@ -171,7 +171,12 @@ function listen(server: http.Server, address: ListenAddress): Promise<void> {
 async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
   const { file, text: configText, generatedAdminKey } = await loadConfiguration(options);
   const { config } = file;
-  const addresses = listenAddresses(config.listenUris, { host: options.host, port: options.port });
+  let addresses: ListenAddress[];
+  try {
+    addresses = listenAddresses(config.listenUris, { host: options.host, port: options.port });
+  } catch (error) {
+    throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
+  }
   addresses.forEach((address) => checkListen(options, address));
   if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);
   const tls = addresses.some((a) => a.protocol === 'https')
@@ -275,11 +280,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const groups = new Map<string, ListenAddress[]>();
   for (const address of addresses) {
     const key = `${address.host ?? '*'}:${address.port}`;
-    const group = groups.get(key) ?? [];
-    if (group.length && group[0].protocol !== address.protocol) {
-      throw new ConfigurationError(`the listen URIs "${group[0].uri}" and "${address.uri}" share a port with different schemes`);
-    }
-    groups.set(key, [...group, address]);
+    groups.set(key, [...(groups.get(key) ?? []), address]);
   }
   const servers: http.Server[] = [];
   const urls: string[] = [];

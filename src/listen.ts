@@ -36,6 +36,12 @@ export function parseListenUri(uri: string): ListenAddress {
  */
 export function listenAddresses(listenUris: string[], overrides: { host?: string; port?: number }): ListenAddress[] {
   const parsed = listenUris.length ? listenUris.map(parseListenUri) : [parseListenUri('http://+:8088/')];
+  const schemes = new Map<string, ListenAddress>();
+  for (const a of parsed) {
+    const other = schemes.get(`${a.host ?? '*'}:${a.port}`);
+    if (other && other.protocol !== a.protocol) throw new Error(`"${other.uri}" and "${a.uri}" share a port with different schemes`);
+    schemes.set(`${a.host ?? '*'}:${a.port}`, a);
+  }
   if (overrides.host === undefined && overrides.port === undefined) {
     const seen = new Set<string>();
     return parsed.filter((a) => {

@@ -148,6 +148,11 @@ describe('reload entry point (SIGHUP)', () => {
     await expect(h.reloadConfiguration()).rejects.toThrow(/not well-formed XML/);
     expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
     expect(versions(h).at(-1)).toMatchObject({ written_by: '(signal)', reason: 'reload', applied: 1 });
+    // Reloading what is already applied adds no version.
+    fs.writeFileSync(h.options.configPath, versions(h).at(-1)?.text ?? '');
+    const count = versions(h).length;
+    await h.reloadConfiguration();
+    expect(versions(h)).toHaveLength(count);
   });
 });
 

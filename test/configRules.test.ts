@@ -68,6 +68,9 @@ describe('POST configuration and reload check what a start would', () => {
       const garbage = await postXml(h, constellationFile.replace('http://+:8088/', 'garbage'));
       expect(garbage.status).toBe(400);
       expect(garbage.text).toMatch(/listenUri.*garbage/);
+      const mixed = await postXml(h, constellationFile.replace('<uri listenUri="http://+:8088/" />', '<uri listenUri="http://+:8088/" /><uri listenUri="https://+:8088/secure/" />'));
+      expect(mixed.status).toBe(400);
+      expect(mixed.text).toMatch(/share a port with different schemes/);
       const https = await postXml(h, constellationFile.replace('http://+:8088/', 'https://+:8443/'));
       expect(https.status).toBe(400);
       expect(https.text).toMatch(/HUB_TLS_CERT and HUB_TLS_KEY.*reverse proxy/);

@@ -93,8 +93,10 @@ export class Configuration {
   applyText(text: string, next: HubConfiguration, origin: ChangeOrigin): Promise<void> {
     return this.oneAtATime(async () => {
       validateConfiguration(next);
+      // Reloading the text already applied (a SIGHUP too many) adds nothing to the history.
+      const latest = await latestConfigurationVersion(this.db);
       await this.db.transaction().execute(async (trx) => {
-        await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text });
+        if (latest?.text !== text || text !== this.fileText) await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text });
         await replaceInstanceGroups(trx, next);
       });
       this.swap(next, text);

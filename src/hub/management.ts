@@ -16,7 +16,7 @@ import { openAuthorizations } from '../config/model.js';
 import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
 import { parseConfigurationFile } from '../config/xmlFile.js';
 import type { ListenAddress } from '../listen.js';
-import { parseListenUri } from '../listen.js';
+import { listenAddresses, parseListenUri } from '../listen.js';
 import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../errors.js';
 import { readHubSetting, writeHubSetting } from '../store/configuration.js';
@@ -377,6 +377,11 @@ export class Management {
     const file = parseConfigurationFile(text);
     const problem = managementAccessProblem(file.config);
     if (problem) throw new ConfigurationError(problem);
+    try {
+      listenAddresses(file.config.listenUris, {});
+    } catch (error) {
+      throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
+    }
     for (const uri of file.config.listenUris) this.checkListen(parseListenUri(uri));
     return file;
   }
