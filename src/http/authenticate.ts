@@ -6,6 +6,9 @@ import { authenticate } from '../hub/authentication.js';
 import type { InterfaceName } from '../hub/caller.js';
 import type { HubServices } from './context.js';
 import { authenticationValues } from './request.js';
+import { checkRequestName } from '../hub/requestNames.js';
+
+const MAX_CALLER_NAME_LENGTH = 256;
 
 /** Names go into the log as given, but bounded: a failed request must not be able to write a huge line. */
 const loggable = (value: string | undefined) => (value === undefined ? undefined : value.length > 128 ? `${value.slice(0, 128)}…` : value);
@@ -38,6 +41,8 @@ export function authenticateAs(interfaceName: InterfaceName, services: HubServic
     }
     const caller = authenticate(services.configuration, interfaceName, authenticationValues(ctx));
     if (!caller) return refuse(ctx);
+    // A consumer's PackageName is free text that becomes its name in messages and the console.
+    checkRequestName('PackageName', caller.packageName, MAX_CALLER_NAME_LENGTH);
     ctx.state.caller = caller;
     return next();
   };

@@ -41,9 +41,9 @@ export function requiredParam(ctx: Context, name: string): string {
 export const nameParam = (ctx: Context, name: string) => checkRequestName(`parameter '${name}'`, requiredParam(ctx, name));
 
 /** An optional name parameter; absent or empty gives undefined. */
-export function optionalNameParam(ctx: Context, name: string): string | undefined {
+export function optionalNameParam(ctx: Context, name: string, max?: number): string | undefined {
   const value = queryParam(ctx, name);
-  return value ? checkRequestName(`parameter '${name}'`, value) : undefined;
+  return value ? checkRequestName(`parameter '${name}'`, value, max) : undefined;
 }
 
 /** `*`-filter parameter: absent or empty means any; bound by the request-name rule with the filter length. */
