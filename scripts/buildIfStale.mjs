@@ -59,7 +59,8 @@ const always = process.argv.includes('--always');
 for (const part of parts) {
   const started = Date.now();
   if (!always && newest(part.inputs) < builtAt(part.stamp)) continue;
-  if (!always) process.stderr.write(`Building the ${part.name} (its sources changed since the last build)…\n`);
+  const reason = builtAt(part.stamp) === 0 ? 'not built yet' : 'its sources changed since the last build';
+  if (!always) process.stderr.write(`Building the ${part.name} (${reason})…\n`);
   const [command, args] = part.command;
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);

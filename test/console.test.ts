@@ -375,6 +375,18 @@ describe('the console', () => {
     await garage.getByText('package file Thermo').waitFor();
     const instances = (await get(hub, 'management/sentinels/Garage/packages', admin)).json<{ Name: string; PackageFile: string }[]>();
     expect(instances).toMatchObject([{ Name: 'Door', PackageFile: 'Thermo' }]);
+    // Edit the instance: its properties, and its settings as JSON (an object is stored as JSON content).
+    await garage.getByText('Edit Garage/Door').click();
+    const properties = garage.getByRole('form', { name: 'Properties of Garage/Door' });
+    await properties.getByLabel('Enabled').uncheck();
+    await properties.getByRole('button', { name: 'Save properties of Garage/Door' }).click();
+    await expect.poll(async () => (await get(hub, 'management/sentinels/Garage/packages/Door', admin)).json<{ Enable: boolean }>().Enable).toBe(false);
+    const settings = garage.getByLabel('settings of Garage/Door');
+    await expect.poll(() => settings.inputValue()).toBe('{}');
+    await settings.fill('{"Interval": 30, "Rooms": {"Kitchen": 2}}');
+    await garage.getByRole('button', { name: 'Save settings of Garage/Door' }).click();
+    await garage.getByRole('status').getByText('Saved.').waitFor();
+    expect((await get(hub, 'management/sentinels/Garage/packages/Door/settings', admin)).json()).toMatchObject({ Interval: '30' });
     await screenshot('sentinels');
 
     await open('server', 'Server');

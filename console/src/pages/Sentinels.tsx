@@ -86,7 +86,54 @@ function RecoveryForm({ instance }: { instance: Instance }) {
   );
 }
 
-function InstanceRow({ instance, onChange }: { instance: Instance; onChange: () => void }) {
+/** Enable, auto-start, package file and credential of an instance: saved with the same add-or-modify call. */
+function InstanceProperties({ instance, sentinelCredential, credentials, packages, onSaved }: { instance: Instance; sentinelCredential: string; credentials: string[]; packages: string[]; onSaved: () => void }) {
+  const [draft, setDraft] = useState({ Enable: instance.Enable, AutoStart: instance.AutoStart, PackageFile: instance.PackageFile ?? '', Credential: instance.Credential ?? sentinelCredential });
+  const action = useAction();
+  const label = `${instance.Sentinel}/${instance.Name}`;
+  return (
+    <form
+      aria-label={`Properties of ${label}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run(async () => {
+          // Naming the sentinel's own credential stores no override; an empty package file makes it virtual.
+          await management(`sentinels/${enc(instance.Sentinel)}/packages`, { body: { Name: instance.Name, ...draft } });
+          onSaved();
+        });
+      }}
+    >
+      <fieldset>
+        <legend>Properties</legend>
+        <label class="checkbox">
+          <input type="checkbox" checked={draft.Enable} onChange={(e) => setDraft({ ...draft, Enable: (e.target as HTMLInputElement).checked })} />
+          Enabled
+        </label>
+        <label class="checkbox">
+          <input type="checkbox" checked={draft.AutoStart} onChange={(e) => setDraft({ ...draft, AutoStart: (e.target as HTMLInputElement).checked })} />
+          Start automatically
+        </label>
+        <label>
+          Package file
+          <select value={draft.PackageFile} onChange={(e) => setDraft({ ...draft, PackageFile: (e.target as HTMLSelectElement).value })}>
+            <option value="">(none: a virtual package)</option>
+            {[...new Set([...packages, ...(draft.PackageFile ? [draft.PackageFile] : [])])].map((p) => <option key={p} value={p}>{p}</option>)}
+          </select>
+        </label>
+        <label>
+          Credential
+          <select value={draft.Credential} onChange={(e) => setDraft({ ...draft, Credential: (e.target as HTMLSelectElement).value })}>
+            {credentials.map((c) => <option key={c} value={c}>{c}{c === sentinelCredential ? ' (the sentinel’s)' : ''}</option>)}
+          </select>
+        </label>
+        <button type="submit" disabled={action.busy}>Save properties of {label}</button>
+      </fieldset>
+      <ErrorAlert error={action.error} />
+    </form>
+  );
+}
+
+function InstanceRow({ instance, onChange, sentinelCredential, credentials, packages }: { instance: Instance; onChange: () => void; sentinelCredential: string; credentials: string[]; packages: string[] }) {
   const action = useAction();
   const [confirming, setConfirming] = useState(false);
   const [editing, setEditing] = useState(false);
@@ -118,6 +165,7 @@ function InstanceRow({ instance, onChange }: { instance: Instance; onChange: () 
         {/* Loaded when opened: a closed editor costs no request. */}
         {editing ? (
           <>
+            <InstanceProperties instance={instance} sentinelCredential={sentinelCredential} credentials={credentials} packages={packages} onSaved={onChange} />
             <JsonEditor label={`groups of ${label}`} load={() => management(`${instancePath(instance)}/groups`)} save={(v) => management(`${instancePath(instance)}/groups`, { body: v })} />
             <JsonEditor label={`settings of ${label}`} load={() => management(`${instancePath(instance)}/settings`)} save={(v) => management(`${instancePath(instance)}/settings`, { body: v })} />
             <RecoveryForm instance={instance} />
@@ -173,19 +221,35 @@ function NewInstance({ sentinel, credentials, packages, onAdded }: { sentinel: S
   );
 }
 
-function SentinelCard({ sentinel, credentials, packages, onDeleted }: { sentinel: Sentinel; credentials: string[]; packages: string[]; onDeleted: () => void }) {
+function SentinelCard({ sentinel, credentials, packages, onChanged }: { sentinel: Sentinel; credentials: string[]; packages: string[]; onChanged: () => void }) {
   const instances = useLoad(() => management<Instance[]>(`sentinels/${enc(sentinel.Name)}/packages`), [sentinel.Packages.join('/')]);
   const remove = useAction();
+  const edit = useAction();
   const [confirming, setConfirming] = useState(false);
   return (
     <article class="card" aria-label={`Sentinel ${sentinel.Name}`}>
-      <h2>
-        {sentinel.Name} <span class="muted">credential {sentinel.Credential}</span>
-      </h2>
+      <h2>{sentinel.Name}</h2>
+      <label class="inline-label">
+        Credential of {sentinel.Name}
+        <select
+          value={sentinel.Credential}
+          disabled={edit.busy}
+          onChange={(e) => {
+            const credential = (e.target as HTMLSelectElement).value;
+            void edit.run(async () => {
+              await management('sentinels', { body: { Name: sentinel.Name, Credential: credential } });
+              onChanged();
+            });
+          }}
+        >
+          {credentials.map((c) => <option key={c} value={c}>{c}</option>)}
+        </select>
+      </label>
+      <ErrorAlert error={edit.error} />
       <ErrorAlert error={instances.error ?? remove.error} />
       <ul class="instances">
         {instances.data?.map((instance) => (
-          <InstanceRow key={instance.Name} instance={instance} onChange={instances.reload} />
+          <InstanceRow key={instance.Name} instance={instance} onChange={instances.reload} sentinelCredential={sentinel.Credential} credentials={credentials} packages={packages} />
         ))}
       </ul>
       <NewInstance sentinel={sentinel} credentials={credentials} packages={packages} onAdded={instances.reload} />
@@ -193,7 +257,7 @@ function SentinelCard({ sentinel, credentials, packages, onDeleted }: { sentinel
         <p>
           <button type="button" class="danger" onClick={() => void remove.run(async () => {
             await management(`sentinels/${enc(sentinel.Name)}`, { method: 'DELETE' });
-            onDeleted();
+            onChanged();
           })}>Confirm deleting {sentinel.Name} and its instances</button>{' '}
           <button type="button" class="secondary" onClick={() => setConfirming(false)}>Keep it</button>
         </p>
@@ -241,7 +305,7 @@ export function Sentinels() {
         <ErrorAlert error={add.error} />
       </form>
       {sentinels.data?.map((sentinel) => (
-        <SentinelCard key={sentinel.Name} sentinel={sentinel} credentials={credentialNames} packages={packageNames} onDeleted={sentinels.reload} />
+        <SentinelCard key={sentinel.Name} sentinel={sentinel} credentials={credentialNames} packages={packageNames} onChanged={sentinels.reload} />
       ))}
     </Page>
   );
