@@ -49,6 +49,17 @@ describe('management writes edit the file in place', () => {
     expect(after.replace(`${lines[0]}\n`, '')).toBe(constellationFile);
   });
 
+  it('a Windows file (byte order mark, CRLF) stays one: the new credential is one CRLF line', async () => {
+    const windows = `\ufeff${constellationFile.replace(/\n/g, '\r\n')}`;
+    const h = await hub({ config: windows });
+    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
+    expect((await post(h, 'management/sentinels/MyServer/packages/HWMonitor/groups', controlHub, ['GroupA'])).status).toBe(200);
+    const after = fileOf(h);
+    expect(after.startsWith('\ufeff<?xml')).toBe(true);
+    expect(/[^\r]\n/.test(after)).toBe(false);
+    expect(lineDiff(windows, after).removed).toEqual(['          <package name="HWMonitor" enable="true" />\r']);
+  });
+
   it('changing one credential changes only its attributes; the alias spelling is kept when recovery options change', async () => {
     const h = await hub({ config: constellationFile });
     await post(h, 'management/credentials', controlHub, { Name: 'StandardAccess', AccessKey: 'standard-access-key-0002' });

@@ -52,11 +52,14 @@ function sameValue(written: string, wanted: string): boolean {
 class TextEditor {
   private readonly splices: Splice[] = [];
   readonly step: string;
+  /** The file's line ending: files from Windows (CRLF) stay CRLF. */
+  private readonly eol: string;
 
   constructor(private readonly doc: ConfigurationDocument) {
     const first = elements(doc.root)[0];
     const step = first ? this.indentOf(first).slice(this.indentOf(doc.root).length) : '';
     this.step = step || '  ';
+    this.eol = doc.text.includes('\r\n') ? '\r\n' : '\n';
   }
 
   get text(): string {
@@ -123,7 +126,7 @@ class TextEditor {
   }
 
   private indented(node: XmlNodeSpec, indent: string): string {
-    return render(node, this.step).replace(/\n/g, `\n${indent}`);
+    return render(node, this.step).replace(/\n/g, `${this.eol}${indent}`);
   }
 
   private readonly appended = new Map<XmlElement, XmlNodeSpec[]>();
@@ -141,15 +144,15 @@ class TextEditor {
     const texts = nodes.map((n) => this.indented(n, inner));
     if (isSelfClosing(this.text, parent)) {
       // Only the `/>` is replaced, so that attribute edits of the same start tag do not overlap.
-      this.splice(parent.end - 2, parent.end, `>${texts.map((t) => `\n${inner}${t}`).join('')}\n${indent}</${parent.name}>`);
+      this.splice(parent.end - 2, parent.end, `>${texts.map((t) => `${this.eol}${inner}${t}`).join('')}${this.eol}${indent}</${parent.name}>`);
       return;
     }
     const closeAt = endTagStart(this.text, parent);
     const lineStart = this.text.lastIndexOf('\n', closeAt - 1) + 1;
     if (/^[ \t]*$/.test(this.text.slice(lineStart, closeAt)) && lineStart > startTagEnd(this.text, parent)) {
-      this.splice(lineStart, lineStart, texts.map((t) => `${inner}${t}\n`).join(''));
+      this.splice(lineStart, lineStart, texts.map((t) => `${inner}${t}${this.eol}`).join(''));
     } else {
-      this.splice(closeAt, closeAt, `${texts.map((t) => `\n${inner}${t}`).join('')}\n${indent}`);
+      this.splice(closeAt, closeAt, `${texts.map((t) => `${this.eol}${inner}${t}`).join('')}${this.eol}${indent}`);
     }
   }
 
