@@ -417,4 +417,15 @@ describe('the console', () => {
     expect(failures.filter((line) => !/^(400 POST|403 GET \/rest\/management\/CheckAccess|failed net::ERR_CONNECTION_REFUSED)/.test(line))).toEqual([]);
     expect((await call(hub, 'GET', 'management/CheckAccess', admin)).status).toBe(200);
   });
+
+  it('signs out by itself, saying why, when its key stops being accepted', async () => {
+    const credential = { Name: 'Admin', AccessKey: 'admin-key-0002', Enable: true, EnableManagementAPI: true, EnableControlHub: true };
+    expect((await post(hub, 'management/credentials', admin, credential)).status).toBe(200);
+    await open('server', 'Server').catch(() => undefined);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('The hub no longer accepts this access key');
+    await page.getByLabel('Access key').waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
 });

@@ -34,6 +34,14 @@ export function signOut(): void {
   accessKey.set(null);
 }
 
+/** The hub's answer to a wrong key (a refused message or group join says something else). */
+const ACCESS_DENIED = 'Authorization has been denied for this request.';
+/**
+ * Set when the hub refuses the key (deleted, disabled, rotated, right withdrawn): the page signs out
+ * instead of retrying, since every refused attempt also slows the hub's answers to this address.
+ */
+export const keyRefused = new Store<HubFailure | undefined>(undefined);
+
 /** 'online' after any answer from the hub; 'reconnecting' while calls fail to reach it. */
 export const connection = new Store<'online' | 'reconnecting'>('online');
 /** Grows each time the hub is reached again after being unreachable: pages reload their data on it. */
@@ -147,7 +155,11 @@ export async function call<T = unknown>(iface: Interface, action: string, option
     throw new Unreachable('The hub cannot be reached.');
   }
   reached();
-  if (!response.ok) throw await failureOf(response);
+  if (!response.ok) {
+    const failure = await failureOf(response);
+    if (response.status === 403 && failure.message === ACCESS_DENIED) keyRefused.set(failure);
+    throw failure;
+  }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
   if ((response.headers.get('Content-Type') ?? '').includes('json')) return (text === '' ? undefined : JSON.parse(text)) as T;

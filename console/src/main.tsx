@@ -2,7 +2,7 @@
 import { render } from 'preact';
 import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { accessKey, connection, HubFailure, management, signIn, signOut } from './api';
+import { accessKey, connection, HubFailure, keyRefused, management, signIn, signOut } from './api';
 import { ErrorAlert } from './components';
 import { startLive, stopLive } from './live';
 import { Configuration } from './pages/Configuration';
@@ -55,6 +55,7 @@ function SignIn({ refusal }: { refusal: unknown }) {
           e.preventDefault();
           setBusy(true);
           setError(undefined);
+          keyRefused.set(undefined);
           signIn(key.trim());
           try {
             await management('CheckAccess');
@@ -82,7 +83,7 @@ function SignIn({ refusal }: { refusal: unknown }) {
 
 function SignInError({ error }: { error: unknown }) {
   if (error instanceof HubFailure && error.status === 403) {
-    return <ErrorAlert error={new HubFailure(403, `Wrong access key: ${error.message}`, 'Use the key of a credential that is enabled and has the management right.')} />;
+    return <ErrorAlert error={new HubFailure(403, `Wrong access key: ${error.message}`, error.detail ?? 'Use the key of a credential that is enabled and has the management right.')} />;
   }
   return <ErrorAlert error={error} />;
 }
@@ -140,8 +141,17 @@ function Shell() {
 function App() {
   const isSignedIn = useStore(signedIn);
   const key = useStore(accessKey);
+  const refusedKey = useStore(keyRefused);
   const [checking, setChecking] = useState(Boolean(key) && !signedIn.value);
   const [refusal, setRefusal] = useState<unknown>(undefined);
+  useEffect(() => {
+    if (!refusedKey || !signedIn.value) return;
+    stopLive();
+    signOut();
+    signedIn.set(false);
+    setRefusal(new HubFailure(403, refusedKey.message, 'The hub no longer accepts this access key (changed, disabled, or without the management right): sign in again.'));
+    keyRefused.set(undefined);
+  }, [refusedKey]);
   useEffect(() => {
     // A key kept from earlier in this tab: check it once before showing the pages.
     if (!checking || !key) return;
