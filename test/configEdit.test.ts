@@ -137,6 +137,23 @@ describe('pending changes on disk are never lost', () => {
     expect(fileOf(h)).toContain('name="Newbie"');
   });
 
+  it('a hand edit saved while a write is under way is not overwritten by it', async () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`).join('\n');
+    const large = constellationFile.replace('    </credentials>', `${many}\n    </credentials>`);
+    const h = await hub({ config: large });
+    for (const delayMs of [0, 5, 10, 20, 40]) {
+      const writing = post(h, 'management/credentials', controlHub, { Name: 'Device7', AccessKey: `rotated-${delayMs}-0001` });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const edited = fileOf(h).replace(/<!-- (Recovery of packages that crash|edited by hand \d+) -->/, `<!-- edited by hand ${delayMs} -->`);
+      fs.writeFileSync(h.options.configPath, edited);
+      const reply = await writing;
+      expect([200, 409]).toContain(reply.status);
+      // Whichever came first, the hand edit is what the file holds now.
+      expect(fileOf(h) === edited, `delay ${delayMs}: ${reply.status}`).toBe(true);
+      expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
+    }
+  });
+
   it('a file accepted by POST configuration and not reloaded: 409, and the posted text stays', async () => {
     const h = await hub({ config: constellationFile });
     const posted = constellationFile.replace('value="COM4"', 'value="COM9"');

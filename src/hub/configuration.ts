@@ -143,6 +143,9 @@ export class Configuration {
       throw error;
     }
     try {
+      // A management write checked the file before its edit; a hand edit saved since is not overwritten.
+      const onDisk = apply ? await readConfigurationText(this.configPath) : undefined;
+      if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
       await staged.install();
     } catch (error) {
       await staged.discard();
