@@ -49,7 +49,9 @@ describe('migration to logs and cursors', () => {
   it('keeps pending changes and queued messages, then continues with cursors', async () => {
     const dataDir = tempDir();
     const { objects, messages } = await oldDatabase(dataDir);
-    const h = await hub({ dataDir });
+    const h = await hub({ dataDir, options: { sweepIntervalMs: 50 } });
+    // Sweeps run before the first poll: what is pending from before must survive them.
+    await new Promise((r) => setTimeout(r, 300));
     const pollObjects = async () =>
       (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: objects, timeout: 0 })).json<StateObjectUpdate[]>()
         .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);

@@ -48,6 +48,7 @@ export class MessageStore {
   private readonly forgetSaga;
   private readonly rememberSaga;
   private readonly readByAll;
+  private readonly dropRead;
   private readonly expire;
   private readonly backlog: LegacyDeliveries;
 
@@ -72,6 +73,9 @@ export class MessageStore {
     this.forgetSaga = sqlite.prepare('delete from saga_requests where received_ms < ?');
     this.readByAll = sqlite.prepare("select min(read_message_id) from subscriptions where kind = 'messages'").pluck();
     this.expire = sqlite.prepare('delete from messages where sent_ms < ? and id < ?');
+    // Read by every cursor, but maybe still pending for a subscription from before the log (migration 0003).
+    this.dropRead = sqlite.prepare(`delete from messages where id <= ? and id < ?
+      and not exists (select 1 from message_deliveries d where d.message_id = messages.id)`);
     this.backlog = new LegacyDeliveries(sqlite);
   }
 
@@ -174,7 +178,7 @@ export class MessageStore {
     return this.batcher.run(() => {
       const top = this.maxId.get() as number;
       const readByAll = this.readByAll.get() as number | null;
-      let removed = this.trim.run(readByAll ?? top, top).changes;
+      let removed = this.dropRead.run(readByAll ?? top, top).changes;
       removed += this.expire.run(now - this.retention.ms, top).changes;
       this.forgetSaga.run(now - this.retention.ms);
       return removed;
