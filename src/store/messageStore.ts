@@ -39,7 +39,7 @@ export class MessageStore {
   private readonly maxId;
   private readonly page;
   private readonly advance;
-  private readonly touch;
+  private readonly advanceAndTouch;
   private readonly callerOf;
   private readonly configuredGroups;
   private readonly joinedGroups;
@@ -59,8 +59,8 @@ export class MessageStore {
     this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
     this.page = sqlite.prepare('select * from messages where id > ? order by id limit ?');
-    this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
     this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
+    this.advanceAndTouch = sqlite.prepare('update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?');
     this.callerOf = sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
       from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
     this.configuredGroups = sqlite.prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?').pluck();
@@ -155,16 +155,18 @@ export class MessageStore {
           }
           if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
         }
-        if (cursor > readFrom) this.advance.run(cursor, subscription, cursor);
       }
+      const now = Date.now();
       if (messages.length > 0) {
         if (abort.aborted) throw new ClientGone();
-        const now = Date.now();
-        // Active now, in the transaction that consumed: an answer waits for no second commit.
-        this.touch.run(now, subscription);
+        // Active now, in the transaction that consumed (an answer waits for no second commit); one
+        // statement with the cursor.
+        this.advanceAndTouch.run(cursor, now, subscription);
         for (const m of messages) {
           if (m.saga_id !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.saga_id, now);
         }
+      } else if (cursor > readFrom) {
+        this.advance.run(cursor, subscription, cursor);
       }
       return { messages, missed };
     });
