@@ -108,8 +108,8 @@ export class ClientGone extends Error {
   }
 }
 
-/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes). */
+/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes, or the catalogue's DatabaseBusy). */
 export function isDatabaseBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === 'DatabaseBusy');
 }

@@ -81,4 +81,23 @@ describe('a write lock held by another process', () => {
     }
     expect((await Promise.all(pending)).map((r) => r.status)).toEqual([204, 204, 200]);
   });
+
+  it('answers reads while a write through Kysely waits for the lock', async () => {
+    const h = await hub();
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Readable', value: 5 })).status).toBe(204);
+    const shell = shellHoldingWriteLock(h.dataDir);
+    try {
+      // A caller never seen is recorded through Kysely: that write waits for the lock…
+      const waiting = get(h, 'consumer/SendMessage', consumer('FirstTime'), { scope: 'All', key: 'K' }).then(() => 'write');
+      await sleep(150);
+      // …and a read through the same connection does not wait behind it.
+      const read = get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Readable' }).then((r) => (r.status === 200 ? 'read' : `read ${r.status}`));
+      expect(await Promise.race([waiting, read])).toBe('read');
+      shell.exec('COMMIT');
+      expect(await waiting).toBe('write');
+    } finally {
+      if (shell.inTransaction) shell.exec('ROLLBACK');
+      shell.close();
+    }
+  });
 });

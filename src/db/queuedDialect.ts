@@ -26,7 +26,12 @@ const RETRY_MS = 50;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 class PatientConnection implements DatabaseConnection {
-  constructor(private readonly inner: DatabaseConnection, private readonly wait: LockWait) {}
+  constructor(
+    private readonly inner: DatabaseConnection,
+    private readonly wait: LockWait,
+    /** Sleeps with the connection handed to whoever queued meanwhile (reads need not wait behind a blocked write). */
+    private readonly pause: (ms: number) => Promise<void>,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const started = Date.now();
@@ -37,7 +42,7 @@ class PatientConnection implements DatabaseConnection {
         if (!isDatabaseBusy(error)) throw error;
         // Past the wait (or inside a transaction, where a statement cannot be retried alone): the catalogue's 503.
         if (this.wait.inTransaction() || Date.now() - started >= this.wait.lockWaitMs) throw databaseBusy();
-        await sleep(RETRY_MS);
+        await this.pause(RETRY_MS);
       }
     }
   }
@@ -58,7 +63,15 @@ class QueuedSqliteDriver extends SqliteDriver {
   override async acquireConnection(): Promise<DatabaseConnection> {
     this.endTurn = await this.turns.acquire();
     const connection = await super.acquireConnection();
-    return this.wait ? new PatientConnection(connection, this.wait) : connection;
+    return this.wait ? new PatientConnection(connection, this.wait, (ms) => this.pause(ms)) : connection;
+  }
+
+  /** Outside a transaction only: gives the connection up for `ms`, then waits for its turn again. */
+  private async pause(ms: number): Promise<void> {
+    await this.releaseConnection();
+    await sleep(ms);
+    this.endTurn = await this.turns.acquire();
+    await super.acquireConnection();
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
