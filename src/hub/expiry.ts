@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db/open.js';
 import { nextExpiry } from '../store/stateObjects.js';
-import type { StateObjectStore } from '../store/stateObjectStore.js';
+import type { StateObjectLog } from '../store/engine.js';
 import type { Notifier } from './notifier.js';
 
 export class ExpiryTimer {
@@ -15,7 +15,7 @@ export class ExpiryTimer {
 
   constructor(
     private readonly db: Db,
-    private readonly store: StateObjectStore,
+    private readonly store: StateObjectLog,
     private readonly notifier: Notifier,
     private readonly onError: (error: unknown) => void,
   ) {}

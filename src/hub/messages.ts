@@ -1,9 +1,8 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
 export { SAGA_RESPONSE_KEY };
 import { badRequest, HubError } from '../errors.js';
-import type { MessageStore } from '../store/messageStore.js';
+import type { MessageLog, SubscriptionRegistry } from '../store/engine.js';
 import { SAGA_RESPONSE_KEY } from '../store/messageStore.js';
-import type { SubscriptionStore } from '../store/subscriptionStore.js';
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
@@ -28,8 +27,8 @@ export interface MessageCounters {
 
 export class Messages {
   constructor(
-    private readonly store: MessageStore,
-    private readonly subscriptionStore: SubscriptionStore,
+    private readonly store: MessageLog,
+    private readonly subscriptionStore: SubscriptionRegistry,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly callers: CallerDirectory,

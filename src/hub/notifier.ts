@@ -8,8 +8,7 @@
  */
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
-import type { StoredFilter } from '../store/stateObjectStore.js';
-import type { Interest as SubscriptionInterest } from '../store/subscriptionStore.js';
+import type { Interest as SubscriptionInterest, StoredFilter } from '../store/engine.js';
 import { matchesPattern } from './patterns.js';
 
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';

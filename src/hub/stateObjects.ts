@@ -1,8 +1,7 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
 import type { Db } from '../db/open.js';
-import type { StateObjectStore } from '../store/stateObjectStore.js';
+import type { StateObjectLog, SubscriptionRegistry } from '../store/engine.js';
 import { queryStateObjects } from '../store/stateObjects.js';
-import type { SubscriptionStore } from '../store/subscriptionStore.js';
 import type { StateObjectGlobs } from '../store/stateObjects.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
@@ -46,8 +45,8 @@ const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
 export class StateObjects {
   constructor(
     private readonly db: Db,
-    private readonly store: StateObjectStore,
-    private readonly subscriptionStore: SubscriptionStore,
+    private readonly store: StateObjectLog,
+    private readonly subscriptionStore: SubscriptionRegistry,
     private readonly notifier: Notifier,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,

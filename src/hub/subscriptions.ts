@@ -1,7 +1,7 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
 import { badRequest, subscriptionLost } from '../errors.js';
 import { isGuid } from '../store/messageAddresses.js';
-import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../store/subscriptionStore.js';
+import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from '../store/engine.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { Notifier } from './notifier.js';
@@ -12,7 +12,7 @@ export type { SubscriptionKind };
 
 export class Subscriptions {
   constructor(
-    private readonly store: SubscriptionStore,
+    private readonly store: SubscriptionRegistry,
     private readonly callers: CallerDirectory,
     private readonly notifier: Notifier,
     private readonly gate: PollGate,

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/open.js';
 import { readHubSetting, writeHubSetting } from '../store/configuration.js';
 import { isDatabaseBusy } from '../errors.js';
-import type { MessageStore } from '../store/messageStore.js';
+import type { MessageLog } from '../store/engine.js';
 import { deleteTombstones } from '../store/stateObjects.js';
 import { deleteIdleSubscriptions, shiftSubscriptionActivity } from '../store/subscriptions.js';
 import type { Notifier } from './notifier.js';
@@ -25,7 +25,7 @@ export class Sweeper {
     private readonly db: Db,
     private readonly notifier: Notifier,
     private readonly packageLogs: PackageLogs,
-    private readonly messages: MessageStore,
+    private readonly messages: MessageLog,
     private readonly logger: Logger,
     private readonly idleMs: number,
     private readonly intervalMs: number,

@@ -9,6 +9,7 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { MessageRow } from '../db/schema.js';
 import { ClientGone, HubError } from '../errors.js';
+import type { MessageLog } from './engine.js';
 import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
 import { isAddressedTo } from './messageAddresses.js';
 
@@ -33,7 +34,7 @@ export interface TakenMessages {
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
 
-export class MessageStore {
+export class MessageStore implements MessageLog {
   private readonly insert;
   private readonly trim;
   private readonly maxId;

@@ -12,6 +12,7 @@ import type { Params } from '../db/prepared.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
+import type { StateObjectLog } from './engine.js';
 import type { StateObjectChange, StateObjectGlobs, StateObjectKey } from './stateObjects.js';
 
 export interface StateObjectWrite extends StateObjectKey {
@@ -47,7 +48,7 @@ const toFilter = (r: FilterRow): StoredFilter => ({
 
 type ReadParams = { sentinel: string; package: string; name: string; type: string; after: number; since: number; limit: number };
 
-export class StateObjectStore {
+export class StateObjectStore implements StateObjectLog {
   /** The last sequence number given out. Only ever read and bumped inside a batch transaction. */
   private seq: number;
   private readonly upsertRow;

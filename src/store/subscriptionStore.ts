@@ -8,6 +8,7 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { SubscriptionRow } from '../db/schema.js';
 import { HubError } from '../errors.js';
+import type { SubscriptionRegistry } from './engine.js';
 import type { MessageAddresses } from './messageAddresses.js';
 import type { MessageStore } from './messageStore.js';
 import type { StateObjectStore, StoredFilter } from './stateObjectStore.js';
@@ -32,7 +33,7 @@ export type Interest =
   | { kind: 'state_objects'; filters: StoredFilter[] }
   | { kind: 'messages'; addresses: MessageAddresses };
 
-export class SubscriptionStore {
+export class SubscriptionStore implements SubscriptionRegistry {
   private readonly select;
   private readonly touch;
   private readonly insertRow;
