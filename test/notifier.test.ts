@@ -1,0 +1,75 @@
+/** The notifier decides in memory which waiting polls a change concerns, and wakes only those. */
+import { describe, expect, it } from 'vitest';
+import { Notifier } from '../src/hub/notifier.js';
+import type { StoredFilter } from '../src/store/engine.js';
+import { isAddressedTo } from '../src/store/messageAddresses.js';
+import type { MessageAddresses } from '../src/store/messageAddresses.js';
+
+const filter = (name: string, extra: Partial<StoredFilter> = {}): StoredFilter => ({
+  id: 1, sentinel: '*', package: '*', name, type: '*', exactName: name.includes('*') ? null : name, readSeq: 0, createdSeq: 0, ...extra,
+});
+const addresses = (connectionId: string, extra: Partial<MessageAddresses> = {}): MessageAddresses => ({
+  connectionId, friendlyName: `Consumer/${connectionId}`, isPackage: false, sentinelName: 'Consumer', packageName: connectionId, groups: new Map(), ...extra,
+});
+
+/** Registers waiters with `setup`, runs `act`, and returns the keys whose waiters were woken. */
+async function wokenKeys(setup: (n: Notifier) => Map<string, ReturnType<Notifier['register']>>, act: (n: Notifier) => void): Promise<string[]> {
+  const notifier = new Notifier();
+  const waiters = setup(notifier);
+  act(notifier);
+  const abort = new AbortController().signal;
+  const outcomes = await Promise.all([...waiters].map(async ([key, waiter]) => [key, await waiter.wait(1, abort)] as const));
+  return outcomes.filter(([, outcome]) => outcome === 'woken').map(([key]) => key).sort();
+}
+
+describe('notifier', () => {
+  it('wakes StateObject polls by exact name and by wildcard, and no others', async () => {
+    const keys = await wokenKeys(
+      (n) => new Map([
+        ['exact', n.register('exact', { kind: 'state_objects', filters: [filter('Temp')] })],
+        ['other', n.register('other', { kind: 'state_objects', filters: [filter('Humidity')] })],
+        ['wild', n.register('wild', { kind: 'state_objects', filters: [filter('Te*')] })],
+        ['wrongPackage', n.register('wrongPackage', { kind: 'state_objects', filters: [filter('Temp', { package: 'P2' })] })],
+        ['messages', n.register('messages', { kind: 'messages', addresses: addresses('m') })],
+      ]),
+      (n) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Temp', type: 'System.Int64' }),
+    );
+    expect(keys).toEqual(['exact', 'wild']);
+  });
+
+  it('wakes message polls by address: All, Others but the sender, Package by friendly name, Group', async () => {
+    const setup = (n: Notifier) => new Map([
+      ['a', n.register('a', { kind: 'messages', addresses: addresses('a') })],
+      ['b', n.register('b', { kind: 'messages', addresses: addresses('b', { groups: new Map([['Lights', 0]]) }) })],
+      ['so', n.register('so', { kind: 'state_objects', filters: [filter('*')] })],
+    ]);
+    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 5, args: [], senderConnectionId: 'x' }))).toEqual(['a', 'b']);
+    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 4, args: [], senderConnectionId: 'a' }))).toEqual(['b']);
+    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 2, args: ['Consumer/a'], senderConnectionId: 'x' }))).toEqual(['a']);
+    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 1, args: ['Lights'], senderConnectionId: 'x' }))).toEqual(['b']);
+  });
+
+  it('forgets a released waiter and its index entries', () => {
+    const n = new Notifier();
+    const waiter = n.register('k', { kind: 'state_objects', filters: [filter('Temp')] });
+    n.release('k', waiter);
+    expect(n.waitingCount).toBe(0);
+    n.stateObjectChanged({ sentinelName: 'S', packageName: 'P', name: 'Temp', type: 'T' });
+  });
+});
+
+describe('message addressing', () => {
+  it('reaches a joined group only with messages sent after the join', () => {
+    const to = addresses('a', { groups: new Map([['Kitchen', 10]]) });
+    expect(isAddressedTo({ id: 10, scope: 1, args: ['Kitchen'], senderConnectionId: 'x' }, to)).toBe(false);
+    expect(isAddressedTo({ id: 11, scope: 1, args: ['Kitchen'], senderConnectionId: 'x' }, to)).toBe(true);
+  });
+
+  it('reaches packages by bare package name, consumers only by friendly name or ConnectionId', () => {
+    const pkg = addresses('c1', { friendlyName: 'S1/P1', isPackage: true, sentinelName: 'S1', packageName: 'P1' });
+    const consumer = addresses('c2', { packageName: 'P1' });
+    const byName = { id: 1, scope: 2, args: ['P1'], senderConnectionId: 'x' };
+    expect([isAddressedTo(byName, pkg), isAddressedTo(byName, consumer)]).toEqual([true, false]);
+    expect(isAddressedTo({ id: 1, scope: 3, args: ['S1'], senderConnectionId: 'x' }, pkg)).toBe(true);
+  });
+});
