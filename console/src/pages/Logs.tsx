@@ -1,10 +1,41 @@
-import { useState } from 'preact/hooks';
+import { Component } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { Page, Time } from '../components';
 import { wildcard } from '../format';
 import { logs } from '../live';
 import { useStore } from '../store';
+import type { LogRecord } from '../types';
+
+interface EntryProps {
+  entry: LogRecord;
+  /** Changes every few seconds, to refresh the relative times. */
+  tick: number;
+}
+
+/** One entry: entries never change, so a new one re-renders only itself. */
+class Entry extends Component<EntryProps> {
+  override shouldComponentUpdate(next: EntryProps): boolean {
+    return next.entry !== this.props.entry || next.tick !== this.props.tick;
+  }
+
+  override render({ entry: e }: EntryProps) {
+    return (
+      <li class={`level-${e.Level.toLowerCase()}`}>
+        <span class={`level level-${e.Level.toLowerCase()}`}>{e.Level}</span>
+        <span class="who">{e.SentinelName}/{e.PackageName}</span>
+        <span class="message">{e.Message}</span>
+        <span class="when"><Time iso={e.Date} /></span>
+      </li>
+    );
+  }
+}
 
 export function Logs() {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), 10_000);
+    return () => clearInterval(timer);
+  }, []);
   const entries = useStore(logs);
   const [level, setLevel] = useState('');
   const [packageFilter, setPackageFilter] = useState('');
@@ -40,12 +71,7 @@ export function Logs() {
       <p aria-live="polite" class="muted">{shown.length} of {entries.length} entries</p>
       <ol class="log" aria-label="Log entries">
         {shown.map((e) => (
-          <li key={e.Id} class={`level-${e.Level.toLowerCase()}`}>
-            <span class={`level level-${e.Level.toLowerCase()}`}>{e.Level}</span>
-            <span class="who">{e.SentinelName}/{e.PackageName}</span>
-            <span class="message">{e.Message}</span>
-            <span class="when"><Time iso={e.Date} /></span>
-          </li>
+          <Entry key={e.Id} entry={e} tick={tick} />
         ))}
       </ol>
     </Page>
