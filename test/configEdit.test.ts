@@ -117,6 +117,13 @@ describe('a large file is edited off the event loop, with the same result', () =
     const second = await hub({ dataDir });
     const device = (await get(second, 'management/credentials', controlHub, { includeAccessKeys: 'true' })).json<{ Name: string; AccessKey: string }[]>().find((c) => c.Name === 'Device500');
     expect(device).toMatchObject({ AccessKey: 'rotated-key-0001', EnableControlHub: true });
+    // Reload and POST configuration read a large file off the event loop too, with the same answers.
+    fs.writeFileSync(second.options.configPath, fileOf(second).replace('device-key-900-0001', 'device-key-900-0002'));
+    expect((await get(second, 'management/configuration/reload', controlHub)).status).toBe(200);
+    expect((await get(second, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'device-key-900-0002' })).status).toBe(200);
+    const broken = await post(second, 'management/configuration', controlHub, fileOf(second).replace('name="Device901"', 'name="Device900"'), 'application/xml');
+    expect(broken.status).toBe(400);
+    expect(broken.json<{ MessageDetail: string }>().MessageDetail).toMatch(/"Device900" is declared twice/);
   });
 });
 

@@ -9,10 +9,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { HubConfiguration } from './model.js';
+import type { ConfigurationFile, HubConfiguration } from './model.js';
 import { computeEdit } from './editText.js';
 import type { EditReply, EditRequest } from './editWorker.js';
 import { ConfigurationError } from './validate.js';
+import { parseConfigurationFile } from './xmlFile.js';
 
 /** Below this size the edit costs less than the round trip to the worker. */
 export const WORKER_THRESHOLD_BYTES = 64 * 1024;
@@ -59,9 +60,18 @@ function startWorker(): Worker {
 export async function editText(text: string, after: HubConfiguration): Promise<string> {
   const afterJson = JSON.stringify(after);
   if (text.length < WORKER_THRESHOLD_BYTES) return computeEdit(text, afterJson);
+  return inWorker({ id: nextId++, text, afterJson });
+}
+
+/** `text` read and validated as parseConfigurationFile does, off the event loop when it is large. */
+export async function readConfigurationFile(text: string): Promise<ConfigurationFile> {
+  if (text.length < WORKER_THRESHOLD_BYTES) return parseConfigurationFile(text);
+  return JSON.parse(await inWorker({ id: nextId++, text })) as ConfigurationFile;
+}
+
+async function inWorker(request: EditRequest): Promise<string> {
   worker ??= startWorker();
-  const id = nextId++;
-  const request: EditRequest = { id, text, afterJson };
+  const { id } = request;
   const result = new Promise<string>((resolve, reject) => pending.set(id, { resolve, reject }));
   // Referenced while a request waits on it, so that a script's last write is not cut short.
   worker.ref();

@@ -14,7 +14,7 @@ import type {
 } from '../config/model.js';
 import { openAuthorizations } from '../config/model.js';
 import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
-import { parseConfigurationFile } from '../config/xmlFile.js';
+import { readConfigurationFile } from '../config/editor.js';
 import type { ListenAddress } from '../listen.js';
 import { listenAddresses, parseListenUri } from '../listen.js';
 import type { Db } from '../db/open.js';
@@ -373,8 +373,8 @@ export class Management {
    * Everything a start would check: the file reads and validates, its listen URIs can be served here,
    * and someone can still manage the hub. Throws ConfigurationError (400) naming the problem.
    */
-  checkStartable(text: string) {
-    const file = parseConfigurationFile(text);
+  async checkStartable(text: string) {
+    const file = await readConfigurationFile(text);
     const problem = managementAccessProblem(file.config);
     if (problem) throw new ConfigurationError(problem);
     try {
@@ -388,7 +388,7 @@ export class Management {
 
   /** Validates as a start would, then replaces the file atomically; does not apply it (reload does). */
   async saveConfigurationText(text: string, origin: ChangeOrigin): Promise<void> {
-    this.checkStartable(text);
+    await this.checkStartable(text);
     await this.configuration.saveText(text, origin);
   }
 
@@ -399,7 +399,7 @@ export class Management {
   async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ deployedTo: string[] }> {
     const text = await readConfigurationText(this.configPath);
     if (text === undefined) throw notFound('The configuration file does not exist.');
-    const { config: next } = this.checkStartable(text);
+    const { config: next } = await this.checkStartable(text);
     const before = this.resolvedSettingsByInstance();
     await this.configuration.applyText(text, next, origin);
     if (!deploy || !by) return { deployedTo: [] };
