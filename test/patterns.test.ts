@@ -1,7 +1,7 @@
 /** The `*` matcher of authorization rules and in-memory filters: right answers, and linear time. */
 import { describe, expect, it } from 'vitest';
 import { matchesPattern } from '../src/hub/patterns.js';
-import { requestNameProblem } from '../src/hub/requestNames.js';
+import { filterProblem, requestNameProblem } from '../src/hub/requestNames.js';
 
 describe('matchesPattern', () => {
   it.each([
@@ -46,5 +46,18 @@ describe('requestNameProblem', () => {
     expect(requestNameProblem('x'.repeat(1025))).toMatch(/at most 1024/);
     expect(requestNameProblem('*'.repeat(257), 256)).toMatch(/at most 256/);
     for (const ok of ['Temperature', 'Home/Kitchen Light', '🙂 Lampe à pied', '__Response', 'x'.repeat(1024)]) expect(requestNameProblem(ok)).toBeUndefined();
+  });
+});
+
+describe('filterProblem', () => {
+  it('bounds the text after the first * (SQLite GLOB retries it at every position), not a literal prefix', () => {
+    expect(filterProblem('Temperature*')).toBeUndefined();
+    expect(filterProblem(`${'P'.repeat(200)}*`)).toBeUndefined();
+    expect(filterProblem(`*${'a'.repeat(32)}`)).toBeUndefined();
+    expect(filterProblem(`*${'a*'.repeat(32)}`)).toBeUndefined();
+    expect(filterProblem(`*${'a'.repeat(33)}`)).toMatch(/at most 32 characters other than/);
+    expect(filterProblem(`x*${'a*'.repeat(33)}`)).toMatch(/at most 32/);
+    expect(filterProblem('*'.repeat(257))).toMatch(/at most 256/);
+    expect(filterProblem('a\u0000*')).toMatch(/control characters/);
   });
 });

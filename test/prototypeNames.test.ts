@@ -108,6 +108,9 @@ describe('one rule for names from requests', () => {
       await refused(() => get(h, 'consumer/SubscribeToStateObjects', consumer(), { sentinel: name }), 400, /filter 'sentinel'/);
     }
     await refused(() => get(h, 'consumer/RequestStateObjects', consumer(), { name: '*'.repeat(257) }), 400, /at most 256/);
+    await refused(() => get(h, 'consumer/SubscribeToStateObjects', consumer(), { name: `*${'a'.repeat(33)}` }), 400, /at most 32 characters other than '\*' after its first '\*'/);
+    await refused(() => get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: `K*${'e*'.repeat(33)}` }), 400, /at most 32 characters/);
+    expect((await get(h, 'consumer/RequestStateObjects', consumer(), { name: `${'K'.repeat(200)}*${'e'.repeat(32)}` })).status).toBe(200);
     await refused(() => get(h, 'consumer/SubscribeToMessage', consumer('App\u0000x')), 400, /PackageName must not contain control characters/);
     await refused(() => get(h, 'consumer/SendMessage', consumer('x'.repeat(257)), { scope: 'All', key: 'K' }), 400, /PackageName must be at most 256/);
     await refused(() => get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 1, type: 't'.repeat(257) }), 400, /parameter 'type' must be at most 256/);

@@ -8,7 +8,6 @@ import { migrations } from '../../migrations/index.js';
 import { QueuedSqliteDialect } from './queuedDialect.js';
 import type { Database } from './schema.js';
 import { PRIVATE_FILE, privateDirectory, privateFile } from './dataDirectory.js';
-import { matchesGlob } from '../hub/patterns.js';
 
 export type Db = Kysely<Database>;
 
@@ -52,10 +51,6 @@ export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (
   fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE));
   for (const suffix of ['', '-wal', '-shm']) privateFile(`${file}${suffix}`);
   const sqlite = new Sqlite(file);
-  // `x GLOB p` calls glob(p, x): the hub's only GLOBs are its `*` filters, matched in linear time.
-  sqlite.function('glob', { deterministic: true }, (pattern: unknown, value: unknown) =>
-    typeof pattern === 'string' && typeof value === 'string' ? (matchesGlob(pattern, value) ? 1 : 0) : null,
-  );
   const switchedToIncrementalVacuum = useIncrementalVacuum(sqlite);
   sqlite.pragma('journal_mode = WAL');
   // After a checkpoint the WAL is cut back to this size instead of staying at its largest.
