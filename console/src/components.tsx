@@ -18,14 +18,6 @@ export function ErrorAlert({ error }: { error: unknown }) {
   );
 }
 
-export function Notice({ children }: { children: ComponentChildren }) {
-  return (
-    <p role="status" class="notice">
-      {children}
-    </p>
-  );
-}
-
 /** Loads data when shown and again after each reconnection; `reload()` for after a change. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
   const [data, setData] = useState<T | undefined>(undefined);

@@ -3,10 +3,6 @@ const full = new Intl.NumberFormat('en-US', { maximumFractionDigits: 20, useGrou
 
 export const formatNumber = (n: number) => (Number.isFinite(n) ? full.format(n) : String(n));
 
-export function formatBytes(n: number): string {
-  return `${formatNumber(n)} bytes`;
-}
-
 export function relativeTime(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return 'never';
   const seconds = Math.round((now - Date.parse(iso)) / 1000);

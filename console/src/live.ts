@@ -167,4 +167,3 @@ export function stopLive(): void {
   logs.set([]);
 }
 
-export const isUnreachable = (error: unknown) => error instanceof Unreachable;

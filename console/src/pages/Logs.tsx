@@ -20,7 +20,7 @@ class Entry extends Component<EntryProps> {
 
   override render({ entry: e }: EntryProps) {
     return (
-      <li class={`level-${e.Level.toLowerCase()}`}>
+      <li>
         <span class={`level level-${e.Level.toLowerCase()}`}>{e.Level}</span>
         <span class="who">{e.SentinelName}/{e.PackageName}</span>
         <span class="message">{e.Message}</span>
