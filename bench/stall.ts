@@ -116,6 +116,22 @@ await scenario(`${SUBS} subscriptions with filter ${process.env.SUB_FILTER ?? 'a
 await scenario(`20 pushes of 1 KB names each matched against those ${SUBS} waiting filters`, async () =>
   times(20, (i) => request('POST', url('platform/PushStateObject', platform), JSON.stringify({ Name: `${'a'.repeat(1000)}${String(i).padStart(24, '0')}`, Value: 2 }))),
 );
+let manyId = '';
+await scenario('one subscription given 1,000 wildcard filters (subscriptionId reused)', async () => {
+  const subscribe = (query: string) => fetch(url('consumer/SubscribeToStateObjects', `${consumer}&${query}`)).then(async (r) => (await r.json()) as string);
+  manyId = await subscribe(`name=${encodeURIComponent('F0*x')}`);
+  return times(999, async (i) => ((await subscribe(`subscriptionId=${manyId}&name=${encodeURIComponent(`F${i + 1}*${'a'.repeat(31)}b`)}`)) === manyId ? 200 : 0));
+});
+await scenario('its first poll (1,000 filters over 2,000 objects)', async () => [
+  await request('GET', url('consumer/GetStateObjects', `${consumer}&subscriptionId=${manyId}&timeout=0`)),
+]);
+await scenario('20 pushes matched against its 1,000 filters while it waits', async () => {
+  const first = 200;
+  const poll = request('GET', url('consumer/GetStateObjects', `${consumer}&subscriptionId=${manyId}&timeout=20000`));
+  await sleep(200);
+  const pushes = await times(20, (i) => request('POST', url('platform/PushStateObject', platform), JSON.stringify({ Name: `F${i}${'a'.repeat(1000)}`, Value: 3 })));
+  return [first, ...pushes, await poll];
+});
 await scenario('200 pushes by query string, 8 KB values', async () =>
   times(200, (i) => request('GET', url('platform/PushStateObject', `${platform}&name=Q${i}&value=${encodeURIComponent(JSON.stringify('v'.repeat(8000)))}`))),
 );
