@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { HubConfiguration } from '../src/config/model.js';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
 import { createLogger } from '../src/logger.js';
@@ -20,7 +21,7 @@ const open = () => ({
   groups: { defaultAuthorization: 'Allow' as const, rules: [] },
 });
 
-function configuration(n: number) {
+function configuration(n: number): HubConfiguration {
   const credential = (name: string, accessKey: string, management: boolean) => ({
     name,
     accessKey,
@@ -44,8 +45,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function measure(n: number) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-measure-'));
   const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, logLevel: process.env.LOG ?? 'silent', authFailureDelayMs: 0 });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  fs.writeFileSync(options.configPath, serializeConfiguration(configuration(n) as any));
+  fs.writeFileSync(options.configPath, serializeConfiguration(configuration(n)));
   const hub = await startHub(options, createLogger(options.logLevel));
   const url = `${hub.url}/rest/management/credentials?SentinelName=Management&PackageName=Measure&AccessKey=admin-key-0001`;
   const wall: number[] = [];

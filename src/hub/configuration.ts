@@ -16,7 +16,7 @@ import { Immer } from 'immer';
 import { editText } from '../config/editor.js';
 import { validateConfiguration } from '../config/validate.js';
 import type { Db } from '../db/open.js';
-import { HubError } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ConfigurationVersion } from '../store/configuration.js';
 import { deleteConfigurationVersion, latestConfigurationVersion, recordConfigurationVersion, replaceInstanceGroups } from '../store/configuration.js';
 
@@ -32,8 +32,7 @@ export interface ChangeOrigin {
 }
 
 export const pendingFileConflict = () =>
-  new HubError(
-    409,
+  hubError(
     'ConfigurationFilePending',
     'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
     'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
