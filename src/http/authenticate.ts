@@ -4,9 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { forbidden, tooManyRequests } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
 import type { InterfaceName } from '../hub/caller.js';
+import { checkRequestName } from '../hub/requestNames.js';
 import type { HubServices } from './context.js';
 import { authenticationValues } from './request.js';
-import { checkRequestName } from '../hub/requestNames.js';
 
 const MAX_CALLER_NAME_LENGTH = 256;
 
