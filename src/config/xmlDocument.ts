@@ -26,29 +26,11 @@ export interface ConfigurationDocument {
   wrapper?: XmlElement;
 }
 
-/** Nesting depth of the document, counted without recursion (a hostile file may nest 20,000 deep). */
-function depthProblem(text: string): string | undefined {
-  let depth = 0;
-  // Tags only: comments, CDATA, processing instructions and declarations do not nest.
-  const tags = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>|<!DOCTYPE[^>]*>|<(\/?)[^\s/>!?]+(?:"[^"]*"|'[^']*'|[^'">])*?(\/?)>/g;
-  for (let m = tags.exec(text); m; m = tags.exec(text)) {
-    if (m[0].startsWith('<!') || m[0].startsWith('<?')) continue;
-    if (m[1]) depth--;
-    else if (!m[2]) {
-      depth++;
-      if (depth > MAX_DEPTH) return `elements are nested more than ${MAX_DEPTH} deep`;
-    }
-  }
-  return undefined;
-}
-
 /** Parses `text`; throws ConfigurationError naming the problem for anything not plain, well-formed XML. */
 export function readDocument(text: string): ConfigurationDocument {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
     throw new ConfigurationError('document type declarations (<!DOCTYPE>, <!ENTITY>) are not accepted: the configuration file is plain XML without a DTD');
   }
-  const deep = depthProblem(text);
-  if (deep) throw new ConfigurationError(deep);
   let document: XmlDocument;
   try {
     document = parseXml(text, { includeOffsets: true, preserveComments: true, preserveXmlDeclaration: true, preserveCdata: true });
@@ -57,12 +39,13 @@ export function readDocument(text: string): ConfigurationDocument {
       const message = error.message.split('\n')[0].replace(/ \(line \d+, column \d+\)$/, '');
       throw new ConfigurationError(`not well-formed XML at line ${error.line}, column ${error.column}: ${message}`);
     }
-    if (error instanceof RangeError) throw new ConfigurationError('elements are nested too deeply');
+    // The parser descends recursively: a hostile file nested tens of thousands deep ends its stack.
+    if (error instanceof RangeError) throw new ConfigurationError(`elements are nested more than ${MAX_DEPTH} deep`);
     throw error;
   }
   const top = document.root;
   if (!top) throw new ConfigurationError('the document has no root element');
-  checkNames(top);
+  checkNamesAndDepth(top);
   if (HUB_ROOT_NAMES.includes(top.name)) return { text, document, root: top };
   if (top.name === 'configuration') {
     const inner = elements(top).find((e) => HUB_ROOT_NAMES.includes(e.name));
@@ -72,14 +55,17 @@ export function readDocument(text: string): ConfigurationDocument {
   throw new ConfigurationError(`the root element must be <hub> (or <constellation>, or <configuration> wrapping <constellationSection>), not <${top.name}>`);
 }
 
-function checkNames(top: XmlElement): void {
-  const pending: XmlElement[] = [top];
-  for (let element = pending.pop(); element; element = pending.pop()) {
+/** Walks the tree without recursion: names that reach prototypes are refused, and so is deep nesting. */
+function checkNamesAndDepth(top: XmlElement): void {
+  const pending: [XmlElement, number][] = [[top, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [element, depth] = next;
+    if (depth > MAX_DEPTH) throw new ConfigurationError(`elements are nested more than ${MAX_DEPTH} deep`);
     if (FORBIDDEN_NAMES.has(element.name)) throw new ConfigurationError(`an element may not be named <${element.name}>`);
     for (const name of Object.keys(element.attributes)) {
       if (FORBIDDEN_NAMES.has(name)) throw new ConfigurationError(`<${element.name}>: an attribute may not be named "${name}"`);
     }
-    pending.push(...elements(element));
+    for (const c of elements(element)) pending.push([c, depth + 1]);
   }
 }
 
