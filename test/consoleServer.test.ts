@@ -1,8 +1,53 @@
 /** The server side of the console: redirect, OpenAPI document, and the console's management endpoints. */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { buildConsoleIfStale } from './support/browser.js';
 import { admin, call, get, hubsStoppedAfterEach, pkg, post } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
+
+describe('serving the built console', () => {
+  beforeAll(() => buildConsoleIfStale(), 120_000);
+
+  it('never caches the page, caches hashed assets for good, and compresses them when asked', async () => {
+    const h = await hub();
+    const page = await fetch(`${h.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await page.text();
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const plain = await fetch(`${h.url}${script}`, { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(plain.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const body = Buffer.from(await plain.arrayBuffer());
+    // undici's fetch would decode gzip itself: node:http shows what travels.
+    const zipped = await new Promise<{ encoding?: string; vary?: string; bytes: Buffer }>((resolve, reject) => {
+      request(`${h.url}${script}`, { headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, bytes: Buffer.concat(chunks) }));
+      }).on('error', reject).end();
+    });
+    expect(zipped.encoding).toBe('gzip');
+    expect(zipped.vary).toMatch(/Accept-Encoding/);
+    expect(gunzipSync(zipped.bytes).equals(body)).toBe(true);
+    expect(zipped.bytes.length).toBeLessThan(body.length / 2);
+  });
+
+  it('answers the page for unknown console paths, 404 for unknown assets and 405 for writes', async () => {
+    const h = await hub();
+    expect((await fetch(`${h.url}/console`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect((await fetch(`${h.url}/console/stateobjects`)).status).toBe(200);
+    const missing = await fetch(`${h.url}/console/assets/nothing-1234.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ Message: expect.stringContaining('No HTTP resource') });
+    expect((await fetch(`${h.url}/console/.console-built`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect((await fetch(`${h.url}/console/`, { method: 'POST' })).status).toBe(405);
+  });
+});
 
 describe('console endpoints', () => {
   it('redirects / to the console', async () => {

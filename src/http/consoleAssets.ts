@@ -50,7 +50,8 @@ function readBuild(directory: string): Map<string, Asset> | undefined {
   if (!fs.existsSync(path.join(directory, 'index.html'))) return undefined;
   const assets = new Map<string, Asset>();
   for (const entry of fs.readdirSync(directory, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+    // Dotfiles (the build's stamp) are not part of the page.
+    if (!entry.isFile() || entry.name.startsWith('.')) continue;
     const full = path.join(entry.parentPath, entry.name);
     const name = path.relative(directory, full).split(path.sep).join('/');
     const extension = path.extname(name);
