@@ -117,12 +117,19 @@ describe('the data directory', () => {
   });
 
   it('creates hub.db, -wal and -shm 0600 and its directories 0700, and fixes older 0644/0755 ones', async () => {
-    const dataDir = tempDir();
-    fs.chmodSync(dataDir, 0o755);
-    const h = await hub({ dataDir });
+    const chosen = tempDir();
+    fs.chmodSync(chosen, 0o755);
+    const dataDir = path.join(chosen, 'data');
+    const h = await hub({ dataDir, options: { configPath: path.join(chosen, 'hub.config.xml') } });
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'X', value: 1 })).status).toBe(204);
     for (const file of ['hub.db', 'hub.db-wal', 'hub.db-shm']) expect(mode(path.join(dataDir, file)), file).toBe(0o600);
     for (const dir of ['.', 'repository', 'tmp']) expect(mode(path.join(dataDir, dir)), dir).toBe(0o700);
+    await h.stop();
+    // A directory the user chose and the hub did not create keeps its mode; what is in it is private.
+    const inChosen = await hub({ dataDir: chosen });
+    expect(mode(chosen)).toBe(0o755);
+    expect(mode(path.join(chosen, 'hub.db'))).toBe(0o600);
+    await inChosen.stop();
     await h.stop();
     fs.chmodSync(path.join(dataDir, 'hub.db'), 0o644);
     fs.chmodSync(path.join(dataDir, 'repository'), 0o755);

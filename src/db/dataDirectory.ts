@@ -20,10 +20,19 @@ export class DataDirectoryInUse extends Error {
   }
 }
 
-/** Creates `dir` as 0700, or makes an existing one 0700 (a data directory of an older hub was 0755). */
+/** Creates `dir` as 0700, or makes an existing one 0700 (a directory of an older hub was 0755). */
 export function privateDirectory(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
   fs.chmodSync(dir, PRIVATE_DIR);
+}
+
+/**
+ * The data directory is created 0700 when the hub creates it; an existing one keeps its mode, since it
+ * may be a directory the user chose for more than the hub (`HUB_DATA_DIR=.`). What needs protecting in
+ * it is private by its own mode (hub.db and its WAL, the configuration file, repository/, tmp/).
+ */
+export function dataDirectory(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
 }
 
 /** Makes `file` 0600 when it exists (hub.db and its -wal and -shm hold every access key in clear). */
@@ -41,7 +50,7 @@ export interface DataDirectoryLock {
 
 /** Takes the data directory for this process, or throws DataDirectoryInUse naming the holder's pid. */
 export function lockDataDirectory(dataDir: string): DataDirectoryLock {
-  privateDirectory(dataDir);
+  dataDirectory(dataDir);
   const lockFile = path.join(dataDir, 'hub.lock');
   const pidFile = path.join(dataDir, 'hub.pid');
   // Created 0600 before SQLite opens it (SQLite keeps the mode of an existing file).

@@ -7,7 +7,7 @@ import { Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { QueuedSqliteDialect } from './queuedDialect.js';
 import type { Database } from './schema.js';
-import { PRIVATE_FILE, privateDirectory, privateFile } from './dataDirectory.js';
+import { PRIVATE_FILE, dataDirectory, privateFile } from './dataDirectory.js';
 
 export type Db = Kysely<Database>;
 
@@ -45,7 +45,7 @@ export { isDatabaseBusy } from '../errors.js';
 
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
 export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {
-  privateDirectory(path.dirname(file));
+  dataDirectory(path.dirname(file));
   // The file holds every access key in clear: 0600. SQLite gives the -wal and -shm files the mode of
   // the database file, so creating it 0600 before SQLite does covers all three; older files are fixed.
   fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE));
