@@ -49,6 +49,19 @@ describe('management writes edit the file in place', () => {
     expect(after.replace(`${lines[0]}\n`, '')).toBe(constellationFile);
   });
 
+  it('an unknown attribute and single quotes on a changed element stay as written', async () => {
+    const file = constellationFile.replace(
+      '<credential name="StandardAccess" accessKey="standard-access-key-0001" />',
+      `<credential name='StandardAccess' legacyFlag='yes' accessKey='standard-access-key-0001'\n                  enable='True' />`,
+    );
+    const h = await hub({ config: file });
+    expect((await post(h, 'management/credentials', controlHub, { Name: 'StandardAccess', AccessKey: "it's-a-new-key", Enable: true })).status).toBe(200);
+    expect(lineDiff(file, fileOf(h))).toEqual({
+      removed: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='standard-access-key-0001'`],
+      added: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='it&apos;s-a-new-key'`],
+    });
+  });
+
   it('a Windows file (byte order mark, CRLF) stays one: the new credential is one CRLF line', async () => {
     const windows = `\ufeff${constellationFile.replace(/\n/g, '\r\n')}`;
     const h = await hub({ config: windows });
