@@ -59,7 +59,8 @@ export class MessageStore implements MessageLog {
     // The newest row always stays: ids continue from it after a restart, so no cursor is ever ahead of the log.
     this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
-    this.page = sqlite.prepare('select * from messages where id > ? order by id limit ?');
+    // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
+    this.page = sqlite.prepare(`select * from messages where id > ? order by id limit ${PAGE}`);
     this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
     this.advanceAndTouch = sqlite.prepare('update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?');
     this.callerOf = sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
@@ -143,7 +144,7 @@ export class MessageStore implements MessageLog {
       let cursor = readFrom;
       if (messages.length === 0) {
         for (;;) {
-          const rows = this.page.all(cursor, PAGE) as MessageRow[];
+          const rows = this.page.all(cursor) as MessageRow[];
           if (rows.length === 0) break;
           if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
           for (const row of rows) {

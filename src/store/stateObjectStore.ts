@@ -8,7 +8,6 @@ import type Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { Db } from '../db/open.js';
-import type { Params } from '../db/prepared.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
@@ -45,8 +44,6 @@ const toFilter = (r: FilterRow): StoredFilter => ({
   id: r.id, sentinel: r.sentinel_glob, package: r.package_glob, name: r.name_glob, type: r.type_glob,
   exactName: r.exact_name, readSeq: r.read_seq, createdSeq: r.created_seq,
 });
-
-type ReadParams = { sentinel: string; package: string; name: string; type: string; after: number; since: number; limit: number };
 
 export class StateObjectStore implements StateObjectLog {
   /** The last sequence number given out. Only ever read and bumped inside a batch transaction. */
@@ -160,20 +157,12 @@ export class StateObjectStore implements StateObjectLog {
       }),
     );
 
-    // The objects a filter has not seen yet, oldest change first, latest value only (one row per object).
-    const unread = (p: Params<ReadParams>) =>
-      db
-        .selectFrom('state_objects')
-        .selectAll()
-        .where('seq', '>', p.after)
-        .where(sql<boolean>`sentinel_name glob ${p.sentinel}`)
-        .where(sql<boolean>`package_name glob ${p.package}`)
-        .where(sql<boolean>`type glob ${p.type}`)
-        .where((eb) => eb.or([eb('is_deleted', '=', 0), eb('seq', '>', p.since)]))
-        .orderBy('seq')
-        .limit(p.limit);
-    this.readExact = prepareQuery<ReadParams, StateObjectRow>(sqlite, (p) => unread(p).where('name', '=', p.name));
-    this.readWildcard = prepareQuery<ReadParams, StateObjectRow>(sqlite, (p) => unread(p).where(sql<boolean>`name glob ${p.name}`));
+    // The objects a filter has not seen yet, oldest change first, latest value only (one row per object):
+    // an exact name through the (name, seq) index, a wildcard through (seq) or GLOB's literal prefix.
+    // No bound LIMIT (it cost ~9 µs per read, measured): a limit is applied after reading.
+    const unread = `sentinel_name glob ? and package_name glob ? and type glob ? and (is_deleted = 0 or seq > ?)`;
+    this.readExact = sqlite.prepare(`select * from state_objects where name = ? and seq > ? and ${unread} order by seq`);
+    this.readWildcard = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
 
     this.advance = prepareQuery<{ subscription: string; seq: number }>(sqlite, (p) =>
       db
@@ -245,20 +234,18 @@ export class StateObjectStore implements StateObjectLog {
       }
       const filters = this.filtersNow(subscription);
       const top = this.seq;
-      const cap = limit > 0 ? limit : -1;
       const found = new Map<number, StateObjectRow>();
       for (const f of filters) {
         if (f.readSeq >= top) continue;
-        const params = { sentinel: f.sentinel, package: f.package, name: f.exactName ?? f.name, type: f.type, after: f.readSeq, since: f.createdSeq, limit: cap };
-        const rows = f.exactName !== null ? this.readExact.all(params) : this.readWildcard.all(params);
+        const args = [f.readSeq, f.sentinel, f.package, f.type, f.createdSeq];
+        const rows = (f.exactName !== null ? this.readExact.all(f.exactName, ...args) : this.readWildcard.all(f.name, ...args)) as StateObjectRow[];
         for (const row of rows) found.set(row.seq, row);
       }
       let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
-      // With `limit` reached, more may wait: every filter's unread changes up to the last one kept are
-      // among those read (each filter read its oldest `limit`), so every cursor may move there. Short
-      // of it, everything was read and every cursor moves to the end of the log.
+      // Past `limit`: every cursor moves to the last change kept (each filter read all it had not
+      // seen, so nothing older is left behind); otherwise every cursor moves to the end of the log.
       let readUpTo = top;
-      if (limit > 0 && rows.length >= limit) {
+      if (limit > 0 && rows.length > limit) {
         rows = rows.slice(0, limit);
         readUpTo = rows[rows.length - 1].seq;
       }
