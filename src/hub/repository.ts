@@ -223,9 +223,15 @@ export class Repository {
         else done(null, chunk);
       },
     });
+    const file = fs.createWriteStream(tempPath);
+    // A failed pipeline settles before the file stream has opened and closed its file: without waiting
+    // for 'close', the caller's removal of the temp file could run first and the file appear after it.
+    const closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
     try {
-      await pipeline(Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]), limit, fs.createWriteStream(tempPath), { signal });
+      await pipeline(Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]), limit, file, { signal });
     } catch (error) {
+      file.destroy();
+      await closed;
       if (error instanceof HubError) throw error;
       throw badRequest('DownloadFailed', `The download was interrupted: ${signal.aborted ? 'it took too long' : (error as Error).message}.`);
     }
