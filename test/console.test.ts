@@ -5,6 +5,8 @@
  */
 import { strToU8, zipSync } from 'fflate';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -319,6 +321,11 @@ describe('the console', () => {
     expect(fs.readFileSync(hub.options.configPath, 'utf8')).toBe(fileBefore);
     expect((await get(hub, 'management/configuration/applied', admin)).text).toBe(appliedBefore);
     await page.getByRole('button', { name: 'Discard changes' }).click();
+    // The global recovery options, below the editor: applied at once.
+    const recovery = page.getByRole('form', { name: 'Recovery options of every instance' });
+    await recovery.getByLabel('Number of retries').fill('7');
+    await recovery.getByRole('button', { name: 'Save recovery options' }).click();
+    await expect.poll(async () => (await get(hub, 'management/configuration/recoveryoptions', admin)).json<{ NumberOfRetry: number }>().NumberOfRetry).toBe(7);
     await screenshot('configuration');
   });
 
@@ -341,8 +348,18 @@ describe('the console', () => {
       zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
     })()`);
     await page.getByRole('article', { name: 'Package Boiler' }).getByRole('img', { name: 'Icon of Boiler' }).waitFor();
+    // And from an address, as download-package does.
+    const server = http.createServer((_, res) => res.writeHead(200, { 'Content-Type': 'application/zip' }).end(thermoZip('Pump')));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await page.getByLabel('Package address (http or https)').fill(`http://127.0.0.1:${(server.address() as AddressInfo).port}/pump.zip`);
+      await page.getByRole('button', { name: 'Download package' }).click();
+      await page.getByRole('article', { name: 'Package Pump' }).waitFor();
+    } finally {
+      server.close();
+    }
     const listed = (await get(hub, 'management/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name);
-    expect(listed.sort()).toEqual(['Boiler', 'Thermo']);
+    expect(listed.sort()).toEqual(['Boiler', 'Pump', 'Thermo']);
     await card.getByText('Settings (2)').click();
     await card.getByRole('button', { name: 'Show the XSD of Layout' }).click();
     await card.getByText('xs:element name="layout"', { exact: false }).waitFor();

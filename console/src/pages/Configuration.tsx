@@ -3,6 +3,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { useState } from 'preact/hooks';
 import { management } from '../api';
 import { ErrorAlert, Page, useAction, useLoad } from '../components';
+import { RecoveryForm } from './Sentinels';
 
 /**
  * Well-formedness, checked in the page before anything is posted (the hub then validates fully).
@@ -102,6 +103,9 @@ export function Configuration() {
       {outcome ? <p role="status">{outcome}</p> : null}
       <h2>Differences from the applied configuration</h2>
       {applied.data !== undefined ? <Diff from={applied.data} to={current} /> : null}
+      <h2>Global recovery options</h2>
+      <p class="muted">Used by every package instance that has none of its own (applied at once, and written to the file).</p>
+      <RecoveryForm path="configuration/recoveryoptions" name="every instance" />
     </Page>
   );
 }

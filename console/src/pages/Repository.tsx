@@ -111,6 +111,7 @@ export function Repository() {
   const [progress, setProgress] = useState<number | undefined>(undefined);
   const [dragging, setDragging] = useState(false);
   const [uploaded, setUploaded] = useState<string | undefined>(undefined);
+  const [url, setUrl] = useState('');
   const action = useAction();
 
   const send = (files: FileList | File[]) => {
@@ -166,6 +167,26 @@ export function Repository() {
           </label>
         ) : null}
       </div>
+      <form
+        class="inline"
+        aria-label="Download a package"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setUploaded(undefined);
+          void action.run(async () => {
+            const stored = await management<RepositoryPackage>('download-package', { body: { url } });
+            setUploaded(`Downloaded ${stored.Name}.`);
+            setUrl('');
+            list.reload();
+          });
+        }}
+      >
+        <label>
+          Package address (http or https)
+          <input type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" disabled={action.busy}>Download package</button>
+      </form>
       <ErrorAlert error={action.error ?? list.error} />
       {uploaded ? <p role="status">{uploaded}</p> : null}
       {list.data?.length === 0 ? <p>The repository is empty.</p> : null}

@@ -50,8 +50,9 @@ function JsonEditor({ label, load, save }: { label: string; load: () => Promise<
   );
 }
 
-function RecoveryForm({ instance }: { instance: Instance }) {
-  const loaded = useLoad(() => management<Recovery>(`${instancePath(instance)}/recoveryoptions`));
+/** Recovery options at `path` (an instance's, or the global ones at configuration/recoveryoptions). */
+export function RecoveryForm({ path, name }: { path: string; name: string }) {
+  const loaded = useLoad(() => management<Recovery>(path), [path]);
   const [draft, setDraft] = useState<Recovery | undefined>(undefined);
   const action = useAction();
   const current = draft ?? loaded.data;
@@ -64,10 +65,10 @@ function RecoveryForm({ instance }: { instance: Instance }) {
   );
   return (
     <form
-      aria-label={`Recovery options of ${instance.Name}`}
+      aria-label={`Recovery options of ${name}`}
       onSubmit={(e) => {
         e.preventDefault();
-        void action.run(async () => loaded.setData(await management<Recovery>(`${instancePath(instance)}/recoveryoptions`, { body: current })));
+        void action.run(async () => loaded.setData(await management<Recovery>(path, { body: current })));
       }}
     >
       <fieldset>
@@ -168,7 +169,7 @@ function InstanceRow({ instance, onChange, sentinelCredential, credentials, pack
             <InstanceProperties instance={instance} sentinelCredential={sentinelCredential} credentials={credentials} packages={packages} onSaved={onChange} />
             <JsonEditor label={`groups of ${label}`} load={() => management(`${instancePath(instance)}/groups`)} save={(v) => management(`${instancePath(instance)}/groups`, { body: v })} />
             <JsonEditor label={`settings of ${label}`} load={() => management(`${instancePath(instance)}/settings`)} save={(v) => management(`${instancePath(instance)}/settings`, { body: v })} />
-            <RecoveryForm instance={instance} />
+            <RecoveryForm path={`${instancePath(instance)}/recoveryoptions`} name={label} />
           </>
         ) : null}
       </details>
