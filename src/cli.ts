@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     console.log(`  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`);
   }
   installSignalHandlers(hub, options.configPath, logger);
-  console.log(`hub listening on ${hub.url}`);
+  for (const url of hub.urls) console.log(`hub listening on ${url}`);
 }
 
 void main();
