@@ -190,10 +190,12 @@ describe('space given back', () => {
     const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
     const pagesBefore = sqlite.pragma('page_count', { simple: true }) as number;
     expect(sqlite.pragma('freelist_count', { simple: true })).toBeGreaterThan(1000);
+    expect(fs.statSync(path.join(dataDir, 'hub.db')).size).toBe(pagesBefore * pageSize);
     await expect.poll(() => sqlite.pragma('freelist_count', { simple: true }), { timeout: 15_000, interval: 200 }).toBe(0);
     const pagesAfter = sqlite.pragma('page_count', { simple: true }) as number;
     expect(pagesAfter).toBeLessThan(pagesBefore - 1000);
-    sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    expect(fs.statSync(path.join(dataDir, 'hub.db')).size).toBe(pagesAfter * pageSize);
+    // hub.db itself shrinks without any further write or checkpoint from outside: an idle hub after a
+    // purge gives the space back on disk, not only inside the WAL.
+    await expect.poll(() => fs.statSync(path.join(dataDir, 'hub.db')).size, { timeout: 15_000, interval: 200 }).toBe(pagesAfter * pageSize);
   }, 30_000);
 });

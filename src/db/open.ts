@@ -102,7 +102,13 @@ export function incrementalVacuum(sqlite: Sqlite.Database): number {
   const free = sqlite.pragma('freelist_count', { simple: true }) as number;
   if (free === 0) return 0;
   sqlite.pragma(`incremental_vacuum(${Math.min(free, VACUUM_PAGES_PER_RUN)})`);
-  return free - (sqlite.pragma('freelist_count', { simple: true }) as number);
+  const freed = free - (sqlite.pragma('freelist_count', { simple: true }) as number);
+  // In WAL mode the vacuum only shortens the database in the WAL: hub.db itself is cut when a
+  // checkpoint copies that commit back. The automatic checkpoint waits for 1,000 more pages of
+  // writes, which an idle hub after a purge never makes, so the file would keep its size. A passive
+  // checkpoint never waits for readers or writers; what it cannot copy now, a later one does.
+  if (freed > 0) sqlite.pragma('wal_checkpoint(PASSIVE)');
+  return freed;
 }
 
 const provider: MigrationProvider = {
