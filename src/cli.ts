@@ -65,7 +65,12 @@ function installSignalHandlers(hub: Hub, configPath: string, logger: Logger): vo
     logger.info({ signal: 'SIGHUP', file: configPath }, 'reloading the configuration file');
     hub.reloadConfiguration().then(
       () => logger.info('configuration reloaded'),
-      (error: unknown) => logger.error({ err: error, file: configPath }, 'configuration not reloaded: the running configuration stays'),
+      (error: unknown) =>
+        // A file the operator is still editing is expected: one line saying what is wrong in it, no
+        // stack trace. Anything else is a fault of the hub and keeps its stack.
+        error instanceof ConfigurationError
+          ? logger.error({ file: configPath, reason: error.message }, `configuration not reloaded (${error.message}): the running configuration stays`)
+          : logger.error({ err: error, file: configPath }, 'configuration not reloaded: the running configuration stays'),
     );
   });
 

@@ -99,6 +99,11 @@ describe('command line', () => {
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), '<not-a-configuration');
     cli.proc.kill('SIGHUP');
     await cli.waitFor(/configuration not reloaded/);
+    // One line naming the problem in the file, without a stack trace: an operator mid-edit is no fault.
+    const refusal = cli.output().split('\n').find((line) => line.includes('configuration not reloaded')) as string;
+    expect(JSON.parse(refusal)).toMatchObject({ level: 50, reason: expect.stringMatching(/well-formed|not-a-configuration/) });
+    expect(JSON.parse(refusal)).not.toHaveProperty('err');
+    expect(refusal).not.toMatch(/"stack"|\\n {4}at /);
     expect((await get({ url }, 'consumer/CheckAccess', late)).status).toBe(200);
     expect(cli.proc.exitCode).toBeNull();
     cli.proc.kill('SIGTERM');
