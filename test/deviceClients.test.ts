@@ -46,7 +46,14 @@ describe('Arduino/ESP8266 library', () => {
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"X","Value":1,"Metadatas":{"a":{"nested":1}}}'));
     const refused = await c.answer();
     expect(refused.status).toBe(400);
-    expect(JSON.parse(refused.body)).toMatchObject({ Message: expect.stringMatching(/Metadatas/) });
+    expect(JSON.parse(refused.body)).toEqual({
+      Message: 'The body is not valid: Metadatas.a must be a string, a number or a boolean (not null, an array or an object).',
+      MessageDetail: 'Field: Metadatas.a',
+    });
+    c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"X","Value":1,"Metadatas":{"ChipId":1,"Room":null}}'));
+    const nullValue = await c.answer();
+    expect(nullValue.status).toBe(400);
+    expect(JSON.parse(nullValue.body)).toMatchObject({ Message: expect.stringMatching(/Metadatas\.Room must be a string, a number or a boolean/) });
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{not json'));
     expect((await c.answer()).status).toBe(400);
     expect(stored.digest()).toBe(before);

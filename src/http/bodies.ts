@@ -43,7 +43,9 @@ export const pushStateObjectBody = withKeys(
     Lifetime: z.number().int('must be a whole number of seconds').min(0, 'must not be negative').nullish(),
     // The specification says string values, but the Arduino library's own example sends
     // `"Metadatas":{"ChipId":10976213}`: numbers and booleans are taken and kept as their text.
-    Metadatas: z.record(requestName(256), z.union([z.string(), z.number(), z.boolean()]).transform(String)).nullish(),
+    Metadatas: z
+      .record(requestName(256), z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string, a number or a boolean (not null, an array or an object)' }).transform(String))
+      .nullish(),
   }),
 );
 
