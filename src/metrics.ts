@@ -73,7 +73,7 @@ export class HubMetrics {
     });
     new Gauge({
       name: 'hub_queued_messages',
-      help: 'Messages queued for delivery, all subscriptions',
+      help: 'Messages in the message log (all subscriptions read the one log; see HUB_MESSAGE_QUEUE_LIMIT)',
       registers: [this.registry],
       async collect() {
         this.set((await read()).queuedMessages);
