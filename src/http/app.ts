@@ -141,10 +141,20 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   const readBody = bodyReader(services);
 
   const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+  // The router would answer HEAD with the GET handler and drop the body: a HEAD GetMessages or
+  // GetStateObjects would consume the caller's queued updates and a HEAD PushStateObject would write.
+  // The interfaces' GET actions are not safe, so HEAD is refused before anything runs (Constellation's
+  // Web API does not map HEAD to GET either).
+  const refuseHead: Koa.Middleware<HubState> = (ctx, next) => {
+    if (ctx.method !== 'HEAD') return next();
+    ctx.set('Allow', 'GET, POST');
+    throw methodNotAllowed();
+  };
   // The router's middleware types carry its own context additions; Koa hands them a plain context.
   // Authentication comes before the body is read: a caller without a valid key never gets to send one.
   const mounted = (interfaceName: InterfaceName, router: Router<HubState>): Koa.Middleware<HubState> =>
     compose([
+      refuseHead,
       unknownAsNotFound,
       authenticateAs(interfaceName, services),
       readBody,
