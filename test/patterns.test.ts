@@ -57,7 +57,10 @@ describe('filterProblem', () => {
     expect(filterProblem(`*${'a*'.repeat(32)}`)).toBeUndefined();
     expect(filterProblem(`*${'a'.repeat(33)}`)).toMatch(/at most 32 characters other than/);
     expect(filterProblem(`x*${'a*'.repeat(33)}`)).toMatch(/at most 32/);
-    expect(filterProblem('*'.repeat(257))).toMatch(/at most 256/);
+    expect(filterProblem('*'.repeat(1025))).toMatch(/at most 1024/);
+    // A filter may be as long as a name: every name that can be pushed can be asked for exactly.
+    expect(filterProblem('n'.repeat(1024))).toBeUndefined();
+    expect(filterProblem(`${'n'.repeat(991)}*${'e'.repeat(32)}`)).toBeUndefined();
     expect(filterProblem('a\u0000*')).toMatch(/control characters/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { strToU8, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { admin, call, consumer, get, hubsStoppedAfterEach, pkg, post } from './support/testHub.js';
+import { admin, call, consumer, get, hubsStoppedAfterEach, idOf, pkg, post } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import type { StoredState } from './support/storedState.js';
 import { storedStateOf } from './support/storedState.js';
@@ -88,6 +88,21 @@ describe('prototype names', () => {
 });
 
 describe('one rule for names from requests', () => {
+  it('a StateObject with a name at the length limit is requested, subscribed to and purged by that exact name', async () => {
+    const longest = 'n'.repeat(1024);
+    const sibling = `${'n'.repeat(1023)}m`;
+    for (const name of [longest, sibling]) expect((await post(h, 'platform/PushStateObject', pkg('S1', 'P1'), { Name: name, Value: 1 })).status).toBe(204);
+    const found = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: longest })).json<{ Name: string }[]>();
+    expect(found.map((o) => o.Name)).toEqual([longest]);
+    const subscription = idOf(await get(h, 'consumer/SubscribeToStateObjects', consumer(), { name: longest }));
+    expect((await get(h, 'consumer/GetStateObjects', consumer(), { subscriptionId: subscription, timeout: 0 })).status).toBe(200);
+    // One past the limit is refused as a filter as it is as a name, and deletes nothing.
+    await refused(() => get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: `${longest}n` }), 400, /at most 1024/);
+    expect((await get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: longest })).status).toBe(204);
+    const left = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'n*' })).json<{ Name: string }[]>();
+    expect(left.map((o) => o.Name)).toEqual([sibling]);
+  });
+
   it('a NUL in a filter is a 400: PurgeStateObjects?name=NulBase%00zz deletes nothing', async () => {
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'NulBase', value: 1 })).status).toBe(204);
     await refused(() => get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: 'NulBase\u0000zz' }), 400, /control characters/);
@@ -107,7 +122,7 @@ describe('one rule for names from requests', () => {
       await refused(() => get(h, 'consumer/SubscribeToMessageGroup', consumer(), { group: name }), 400, /parameter 'group'/);
       await refused(() => get(h, 'consumer/SubscribeToStateObjects', consumer(), { sentinel: name }), 400, /filter 'sentinel'/);
     }
-    await refused(() => get(h, 'consumer/RequestStateObjects', consumer(), { name: '*'.repeat(257) }), 400, /at most 256/);
+    await refused(() => get(h, 'consumer/RequestStateObjects', consumer(), { name: '*'.repeat(1025) }), 400, /at most 1024/);
     await refused(() => get(h, 'consumer/SubscribeToStateObjects', consumer(), { name: `*${'a'.repeat(33)}` }), 400, /at most 32 characters other than '\*' after its first '\*'/);
     await refused(() => get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: `K*${'e*'.repeat(33)}` }), 400, /at most 32 characters/);
     expect((await get(h, 'consumer/RequestStateObjects', consumer(), { name: `${'K'.repeat(200)}*${'e'.repeat(32)}` })).status).toBe(200);

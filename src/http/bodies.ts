@@ -1,7 +1,7 @@
 /** zod schemas of the JSON bodies of the consumer and virtual package interfaces. */
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
-import { MAX_FILTER_LENGTH, requestName } from '../hub/requestNames.js';
+import { MAX_TYPE_LENGTH, requestName } from '../hub/requestNames.js';
 
 /** ASP.NET-era clients vary the case of JSON keys: map them onto the canonical names. */
 export function canonicalKeys(value: unknown, names: readonly string[]): unknown {
@@ -39,7 +39,7 @@ export const pushStateObjectBody = withKeys(
   z.object({
     Name: requestName().min(1, 'must not be empty'),
     Value: z.unknown().refine((v) => v !== undefined, 'is required'),
-    Type: requestName(MAX_FILTER_LENGTH).nullish(),
+    Type: requestName(MAX_TYPE_LENGTH).nullish(),
     Lifetime: z.number().int('must be a whole number of seconds').min(0, 'must not be negative').nullish(),
     // The specification says string values, but the Arduino library's own example sends
     // `"Metadatas":{"ChipId":10976213}`: numbers and booleans are taken and kept as their text.

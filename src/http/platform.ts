@@ -9,7 +9,7 @@ import { noContent } from './context.js';
 import { parseQueryValue } from './lenientJson.js';
 import { filterParam, jsonBody, nameParam, optionalNameParam, queryParam, requiredParam } from './request.js';
 import { registerSharedActions } from './sharedActions.js';
-import { MAX_FILTER_LENGTH } from '../hub/requestNames.js';
+import { MAX_TYPE_LENGTH } from '../hub/requestNames.js';
 
 /** Longer values belong in the POST form of PushStateObject. */
 export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
@@ -41,7 +41,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
     await stateObjects.push(ctx.state.caller, {
       name,
       value: parseQueryValue(value),
-      type: optionalNameParam(ctx, 'type', MAX_FILTER_LENGTH),
+      type: optionalNameParam(ctx, 'type', MAX_TYPE_LENGTH),
       lifetime: lifetimeParam(queryParam(ctx, 'lifetime')),
       metadatas: {},
     });
