@@ -10,12 +10,11 @@ import type { Db } from '../db/open.js';
 import { readHubSetting, writeHubSetting } from '../store/configuration.js';
 import { isDatabaseBusy } from '../errors.js';
 import type { MessageLog } from '../store/engine.js';
-import { deleteTombstones } from '../store/stateObjects.js';
-import { deleteIdleSubscriptions, shiftSubscriptionActivity } from '../store/subscriptions.js';
+import { HEARTBEAT_KEY, shiftSubscriptionActivity, sweepSubscriptions } from '../store/subscriptions.js';
 import type { Notifier } from './notifier.js';
 import type { PackageLogs } from './packageLogs.js';
 
-const HEARTBEAT = 'heartbeat_ms';
+const HEARTBEAT = HEARTBEAT_KEY;
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -54,12 +53,7 @@ export class Sweeper {
 
   async sweep(): Promise<void> {
     const now = Date.now();
-    const expired = await this.db.transaction().execute(async (trx) => {
-      await writeHubSetting(trx, HEARTBEAT, String(now));
-      const gone = await deleteIdleSubscriptions(trx, now - this.idleMs, this.notifier.waitingIds());
-      await deleteTombstones(trx, now - this.retentionMs);
-      return gone;
-    });
+    const expired = await sweepSubscriptions(this.db, now, now - this.idleMs, this.notifier.waitingIds(), now - this.retentionMs);
     for (const s of expired) {
       this.logger.info({ subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName }, 'idle subscription expired');
     }

@@ -2,6 +2,8 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { writeHubSetting } from './configuration.js';
+import { deleteTombstones } from './stateObjects.js';
 
 type Executor = Kysely<Database>;
 
@@ -38,4 +40,27 @@ export async function countSubscriptions(db: Executor): Promise<{ kind: string; 
     .groupBy('kind')
     .execute();
   return rows.map((r) => ({ kind: r.kind, n: Number(r.n) }));
+}
+
+/** The hub setting that records the last moment the hub was alive (idle time counts only while it runs). */
+export const HEARTBEAT_KEY = 'heartbeat_ms';
+
+/**
+ * One housekeeping transaction: records the heartbeat, removes subscriptions idle since before
+ * `idleCutoff` (except `keep`, those with a waiting poll) and tombstones past `tombstoneCutoff` or
+ * passed by every cursor. Returns the subscriptions removed.
+ */
+export async function sweepSubscriptions(
+  db: Executor,
+  now: number,
+  idleCutoff: number,
+  keep: string[],
+  tombstoneCutoff: number,
+): Promise<ExpiredSubscription[]> {
+  return db.transaction().execute(async (trx) => {
+    await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
+    const gone = await deleteIdleSubscriptions(trx, idleCutoff, keep);
+    await deleteTombstones(trx, tombstoneCutoff);
+    return gone;
+  });
 }
