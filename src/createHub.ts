@@ -139,19 +139,31 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   }
 }
 
-function configureServer(server: http.Server): void {
+/**
+ * Node checks the headers deadline only every `connectionsCheckingInterval` (30 s by default): headers
+ * trickled a byte at a time held a connection for up to a minute. Checked every second, they get as
+ * long as a body (`bodyTimeoutMs`). An idle keep-alive connection is not affected: the deadline
+ * starts with the first byte of a request.
+ */
+const serverOptions = (options: HubOptions) => ({ connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.bodyTimeoutMs / 4))) });
+
+function configureServer(server: http.Server, options: HubOptions): void {
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 30_000;
+  server.headersTimeout = options.bodyTimeoutMs;
   // Long-polls last up to 120 s; a whole request may take longer than that only if it is stuck.
-  server.requestTimeout = 180_000;
+  server.requestTimeout = Math.max(180_000, options.bodyTimeoutMs);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const body = JSON.stringify({
-      Message: tooLarge ? 'The request address or headers are too large.' : 'The request is not valid HTTP.',
-      ...(tooLarge ? { MessageDetail: 'Send large values in the body of a POST request.' } : {}),
-    });
-    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const body = JSON.stringify(
+      tooLarge
+        ? { Message: 'The request address or headers are too large.', MessageDetail: 'Send large values in the body of a POST request.' }
+        : timedOut
+          ? { Message: `The request did not arrive within ${options.bodyTimeoutMs / 1000} s.`, MessageDetail: 'Send the request line and headers at once.' }
+          : { Message: 'The request is not valid HTTP.' },
+    );
+    const status = tooLarge ? '431 Request Header Fields Too Large' : timedOut ? '408 Request Timeout' : '400 Bad Request';
     socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
 }
@@ -287,9 +299,10 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   try {
     for (const group of groups.values()) {
       const handler = underPrefixes(group.map((a) => a.prefix), callback);
-      const server = group[0].protocol === 'https' && tls ? https.createServer(tls, handler) : http.createServer(handler);
+      const server =
+        group[0].protocol === 'https' && tls ? https.createServer({ ...tls, ...serverOptions(options) }, handler) : http.createServer(serverOptions(options), handler);
       servers.push(server);
-      configureServer(server);
+      configureServer(server, options);
       await listen(server, group[0]);
       const port = (server.address() as AddressInfo).port;
       const host = group[0].host;

@@ -157,6 +157,40 @@ describe('request bodies', () => {
     stored.close();
   });
 
+  it('headers trickled one byte at a time get 408 after the same timeout, and an idle keep-alive connection is not cut', async () => {
+    const h = await hub({ options: { bodyTimeoutMs: 1000 } });
+    const stored = storedStateOf(h.dataDir);
+    const before = stored.digest();
+    // A device's keep-alive connection idle for longer than the timeout between two requests keeps working.
+    const device = await open(h.port);
+    device.write(firmwareRequest('GET', '/rest/platform/CheckAccess', S1P1));
+    expect((await device.answer()).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const request = firmwareRequest('GET', '/rest/platform/PushStateObject?name=Slow&value=1', S1P1);
+    const c = await open(h.port);
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (sent < request.length && !c.closed) c.write(request[sent++]);
+    }, 200);
+    const started = Date.now();
+    try {
+      const answer = await c.answer();
+      expect(answer.status).toBe(408);
+      expect(answer.headers.get('connection')).toBe('close');
+      expect(JSON.parse(answer.body)).toEqual({ Message: 'The request did not arrive within 1 s.', MessageDetail: 'Send the request line and headers at once.' });
+      await c.closedByServer();
+    } finally {
+      clearInterval(trickle);
+    }
+    // Node checked the deadline only every 30 s before: the answer came after 30 to 60 s.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(sent).toBeLessThan(request.length);
+    expect(stored.digest()).toBe(before);
+    stored.close();
+    device.write(firmwareRequest('GET', '/rest/platform/CheckAccess', S1P1));
+    expect((await device.answer()).status).toBe(200);
+  }, 20_000);
+
   it('Content-Encoding other than identity is a 415 and stores nothing; identity is fine', async () => {
     const h = await hub();
     const stored = storedStateOf(h.dataDir);
