@@ -62,4 +62,70 @@ describe('group commit', () => {
     await Promise.all([kysely, batched]);
     expect(rows()).toEqual(['k', 'z']);
   });
+
+  /** A piece that holds the event loop for `ms` (longer than the batch's time budget when 15). */
+  const spin = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  it('commits a long batch in parts and lets a timer run between two commits, in order', async () => {
+    opened = openDatabase(path.join(tempDir(), 'batch.db'), 'normal');
+    const sqlite = opened.sqlite;
+    sqlite.exec('create table t (k text primary key)');
+    const insert = sqlite.prepare('insert into t (k) values (?)');
+    const count = sqlite.prepare('select count(*) as n from t');
+    const commits: number[] = [];
+    const batcher = new TransactionBatcher(opened.db, sqlite, { committed: (_ms, pieces) => commits.push(pieces) });
+    const keys = Array.from({ length: 12 }, (_, i) => `k${String(i).padStart(2, '0')}`);
+    const settled: string[] = [];
+    const seenByPiece: number[] = [];
+    let seenByTimer: number | undefined;
+    let timerInTransaction: boolean | undefined;
+    setTimeout(() => {
+      seenByTimer = (count.get() as { n: number }).n;
+      timerInTransaction = sqlite.inTransaction;
+    }, 0);
+    const results = await Promise.all(
+      keys.map((k) =>
+        batcher
+          .run(() => {
+            seenByPiece.push(settled.length);
+            spin(15);
+            return insert.run(k).changes;
+          })
+          .then((changes) => {
+            settled.push(k);
+            return changes;
+          }),
+      ),
+    );
+    expect(results).toEqual(keys.map(() => 1));
+    expect(settled).toEqual(keys);
+    // More than one commit, and the timer ran between two of them, outside any transaction.
+    expect(commits.length).toBeGreaterThan(1);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(keys.length);
+    expect(timerInTransaction).toBe(false);
+    expect(seenByTimer).toBeGreaterThan(0);
+    expect(seenByTimer).toBeLessThan(keys.length);
+    // The pieces of a later part ran after those of the earlier parts were settled.
+    expect(seenByPiece[keys.length - 1]).toBeGreaterThan(0);
+    expect((sqlite.prepare('select k from t order by rowid').all() as { k: string }[]).map((r) => r.k)).toEqual(keys);
+  });
+
+  it('still rolls back only the failing piece when a long batch is committed in parts', async () => {
+    const { batcher, insert, rows } = setup();
+    const keys = Array.from({ length: 8 }, (_, i) => `k${i}`);
+    const outcomes = await Promise.allSettled(
+      keys.map((k, i) =>
+        batcher.run(() => {
+          spin(6);
+          insert.run(k);
+          if (i === 1 || i === 6) throw new Error(`piece ${k} failed`);
+        }),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(keys.map((_, i) => (i === 1 || i === 6 ? 'rejected' : 'fulfilled')));
+    expect(rows()).toEqual(keys.filter((_, i) => i !== 1 && i !== 6));
+  });
 });
