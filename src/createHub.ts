@@ -96,21 +96,26 @@ function checkListen(options: HubOptions, address: ListenAddress): void {
 
 /**
  * A request handler serving the hub under each of `prefixes` ('' = at the root): `/constellation/rest/…`
- * reaches the hub as `/rest/…`. Anything outside every prefix is 404.
+ * reaches the hub as `/rest/…`. Prefixes match whatever the case and however many slashes separate the
+ * segments, as the HttpListener prefixes of Constellation did. Anything outside every prefix is 404.
  */
 function underPrefixes(prefixes: string[], handler: http.RequestListener): http.RequestListener {
   if (prefixes.includes('')) return handler;
+  const lowered = prefixes.map((p) => p.toLowerCase());
   const notFoundBody = JSON.stringify({ Message: 'No interface is served at this address.', MessageDetail: `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.` });
   return (req, res) => {
     const url = req.url ?? '/';
-    const prefix = prefixes.find((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+    const query = url.indexOf('?');
+    const pathname = (query < 0 ? url : url.slice(0, query)).replace(/\/{2,}/g, '/');
+    const lower = pathname.toLowerCase();
+    const prefix = lowered.find((p) => lower === p || lower.startsWith(`${p}/`));
     if (prefix === undefined) {
       res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(notFoundBody) });
       res.end(notFoundBody);
       return;
     }
-    const rest = url.slice(prefix.length);
-    req.url = rest.startsWith('/') ? rest : `/${rest}`;
+    const rest = pathname.slice(prefix.length);
+    req.url = `${rest.startsWith('/') ? rest : `/${rest}`}${query < 0 ? '' : url.slice(query)}`;
     handler(req, res);
   };
 }

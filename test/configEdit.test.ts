@@ -36,6 +36,22 @@ function versions(h: TestHub) {
 }
 
 describe('management writes edit the file in place', () => {
+  it('a symbolic link stays a link: the file it points to is edited, keeping its mode', async () => {
+    const elsewhere = tempDir();
+    const real = path.join(elsewhere, 'real.config.xml');
+    fs.writeFileSync(real, constellationFile, { mode: 0o640 });
+    fs.chmodSync(real, 0o640);
+    const dataDir = tempDir();
+    const link = path.join(dataDir, 'hub.config.xml');
+    fs.symlinkSync(real, link);
+    const h = await hub({ dataDir, config: null });
+    expect((await post(h, 'management/credentials', controlHub, { Name: 'Linked', AccessKey: 'linked-key-0001' })).status).toBe(200);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(real, 'utf8')).toMatch(/<credential name="Linked"/);
+    expect(fs.statSync(real).mode & 0o777).toBe(0o640);
+    expect(fs.readdirSync(elsewhere)).toEqual(['real.config.xml']);
+  });
+
   it('POST credentials adds one credential: comments, wrapper, unknown sections and spelling stay', async () => {
     const h = await hub({ config: constellationFile });
     const added = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });

@@ -54,6 +54,11 @@ describe('listen URIs', () => {
     const outside = await get({ url: `http://127.0.0.1:${b}` }, 'management/CheckAccess', controlHub);
     expect(outside.status).toBe(404);
     expect(outside.json<{ MessageDetail: string }>().MessageDetail).toMatch(/\/constellation\//);
+    // As Constellation's HttpListener prefixes: whatever the case, however many slashes.
+    for (const base of [`http://127.0.0.1:${b}/CONSTELLATION`, `http://127.0.0.1:${b}//constellation`, `http://127.0.0.1:${b}/constellation/`]) {
+      expect((await get({ url: base }, 'management/CheckAccess', controlHub)).status, base).toBe(200);
+    }
+    expect((await get({ url: `http://127.0.0.1:${b}/constellationx` }, 'management/CheckAccess', controlHub)).status).toBe(404);
   });
 
   it('with HUB_HOST/HUB_PORT set, serves the first URI’s prefix on that address only', async () => {

@@ -17,13 +17,33 @@ export interface StagedFile {
   discard(): Promise<void>;
 }
 
+/**
+ * Where a write must land: the file a symbolic link points to (an administrator's `/etc` link, a
+ * config kept in another folder), so that the link stays a link; and the mode the user gave the file,
+ * which a new version keeps (0600 for a file the hub creates: it holds access keys).
+ */
+async function target(file: string): Promise<{ real: string; mode: number }> {
+  try {
+    const real = await fsp.realpath(file);
+    return { real, mode: (await fsp.stat(real)).mode & 0o777 };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { real: file, mode: 0o600 };
+    throw error;
+  }
+}
+
+/** A bind-mounted single file (a container's volume) cannot be replaced by a rename, only rewritten. */
+const NOT_RENAMEABLE = new Set(['EBUSY', 'EXDEV']);
+
 export async function stageFile(file: string, text: string): Promise<StagedFile> {
-  const dir = path.dirname(file);
+  const { real, mode } = await target(file);
+  const dir = path.dirname(real);
   await fsp.mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = path.join(dir, `.${path.basename(real)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await fsp.open(temp, 'w', 0o600);
   try {
     await handle.writeFile(text);
+    await handle.chmod(mode);
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -34,7 +54,22 @@ export async function stageFile(file: string, text: string): Promise<StagedFile>
   }
   return {
     async install() {
-      await fsp.rename(temp, file);
+      try {
+        await fsp.rename(temp, real);
+      } catch (error) {
+        if (!NOT_RENAMEABLE.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+        // Not atomic, but the only way to change such a file; the staged copy stays until it is done.
+        const inPlace = await fsp.open(real, 'r+');
+        try {
+          await inPlace.truncate(0);
+          await inPlace.write(text, 0);
+          await inPlace.sync();
+        } finally {
+          await inPlace.close();
+        }
+        await fsp.rm(temp, { force: true });
+        return;
+      }
       // The rename itself is durable only once the directory entry is on disk.
       const dirHandle = await fsp.open(dir, 'r');
       try {
