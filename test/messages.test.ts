@@ -247,7 +247,7 @@ describe('authorizations', () => {
     // Never asked: a forged reply to everyone is refused and reaches nobody.
     const forged = await get(h, 'platform/SendMessage', s1p1, { scope: 'All', key: '__Response', sagaId: 'never-sent', data: '"forged"' });
     expect(forged.status).toBe(403);
-    expect(forged.json<{ MessageDetail: string }>().MessageDetail).toMatch(/saga/);
+    expect(forged.json<{ MessageDetail: string }>().MessageDetail).toMatch(/\. A saga reply is exempt only/);
     // Asked but not yet received: still refused.
     await send(h, s2p1, 'Package', ['S1/P1'], 'Add', [1, 2]);
     const early = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '3' });

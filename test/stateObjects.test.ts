@@ -24,6 +24,7 @@ describe('publishing and requesting', () => {
     const h = await hub();
     expect((await push(h, 'Int', '21')).status).toBe(204);
     await push(h, 'Dbl', '21.5');
+    await push(h, 'Huge', '12345678901234567890123');
     await push(h, 'Bool', 'true');
     await push(h, 'Text', 'hello world');
     // Looks like the start of JSON, is not: stored as the text it is.
@@ -38,6 +39,8 @@ describe('publishing and requesting', () => {
     const byName = Object.fromEntries(all.map((o) => [o.Name, o]));
     expect(byName.Int).toMatchObject({ SentinelName: 'S1', PackageName: 'P1', Type: 'System.Int64', Value: 21, Lifetime: 0, IsExpired: false, Metadatas: {} });
     expect(byName.Dbl).toMatchObject({ Type: 'System.Double', Value: 21.5 });
+    // Beyond 2^53 JSON has already rounded it: a double, not an Int64 that pretends to be exact.
+    expect(byName.Huge).toMatchObject({ Type: 'System.Double', Value: 1.2345678901234568e22 });
     expect(byName.Bool).toMatchObject({ Type: 'System.Boolean', Value: true });
     expect(byName.Text).toMatchObject({ Type: 'System.String', Value: 'hello world' });
     expect([byName.Almost.Value, byName.Inf.Value, byName.Dash.Value]).toEqual(['trueish', 'Infinity', '-']);

@@ -31,7 +31,8 @@ export interface PushInput {
 export function inferType(value: unknown): string {
   if (typeof value === 'string') return 'System.String';
   if (typeof value === 'boolean') return 'System.Boolean';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'System.Int64' : 'System.Double';
+  // An integer beyond 2^53 has already lost digits in JSON.parse: it is honestly a double, not an Int64.
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? 'System.Int64' : 'System.Double';
   return 'Object';
 }
 

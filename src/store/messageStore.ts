@@ -92,7 +92,7 @@ export class MessageStore implements MessageLog {
         const answered = message.saga_id !== null && this.findSaga.run(options.sagaReplyBy, message.saga_id).changes > 0;
         if (!answered) {
           throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
-            `${options.refusal ?? 'Denied.'} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
+            `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
         }
       }
       const id = Number(this.insert.run(message).lastInsertRowid);
