@@ -1,4 +1,4 @@
-/** The console's build: console/ → dist/console, served by the hub at /console/ (src/http/consoleAssets.ts). */
+/** The console's build: console/ → dist/console, served by the hub at /console/ (under the listen prefix, if any) (src/http/consoleAssets.ts). */
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
@@ -6,7 +6,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 
 export default defineConfig({
   root: here,
-  base: '/console/',
+  // Relative asset URLs: the same build works at /console/ and under any path prefix (/constellation/console/).
+  base: './',
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {

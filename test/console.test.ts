@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleIfStale, launchChromium, screenshotDirectory } from './support/browser.js';
 import { circlePng } from './support/png.js';
 import type { TestHub } from './support/testHub.js';
-import { ADMIN_KEY, admin, call, consumer, get, idOf, pkg, post, startTestHub } from './support/testHub.js';
+import { ADMIN_KEY, admin, call, consumer, get, idOf, pkg, post, startTestHub, testConfiguration } from './support/testHub.js';
 
 let hub: TestHub;
 let browser: Browser;
@@ -444,5 +444,54 @@ describe('the console', () => {
     const alert = page.getByRole('alert');
     expect(await alert.textContent()).toContain('The hub no longer accepts this access key');
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+});
+
+describe('the console under a listen prefix', () => {
+  // `http://+:8088/constellation/` serves everything under /constellation/ (docs/configuration.md): the
+  // same build must find its assets, the interfaces, /openapi.json and /ready there.
+  it('follows the redirect from <prefix>/, signs in, shows a pushed StateObject live, and reconnects after a restart', async () => {
+    let prefixed = await startTestHub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] }, options: { authFailureStepMs: 0 } });
+    const context = await browser.newContext({ viewport: WIDE });
+    try {
+      expect(prefixed.url).toMatch(/\/constellation$/);
+      const tab = await context.newPage();
+      tab.setDefaultTimeout(10_000);
+      const problems: string[] = [];
+      const paths: string[] = [];
+      tab.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+      tab.on('request', (request) => paths.push(new URL(request.url()).pathname));
+      tab.on('response', (response) => {
+        if (response.status() >= 400) problems.push(`${response.status()} ${new URL(response.url()).pathname}`);
+      });
+      const response = await tab.goto(`${prefixed.url}/`);
+      expect(response?.url()).toBe(`${prefixed.url}/console/`);
+      await tab.getByLabel('Access key').fill(ADMIN_KEY);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'StateObjects', exact: true }).click();
+      await tab.getByRole('heading', { level: 1, name: 'StateObjects', exact: true }).waitFor();
+      expect((await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Prefixed', value: 42 })).status).toBe(204);
+      await tab.locator('tr[data-key="S1/P1/Prefixed"]').getByText('42', { exact: true }).waitFor();
+      // The API reference comes from <prefix>/openapi.json.
+      await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Server', exact: true }).click();
+      await tab.getByRole('heading', { name: /^API \(The hub/ }).waitFor();
+      // Reconnecting asks <prefix>/ready: a hub back on the same port is found again.
+      await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'StateObjects', exact: true }).click();
+      await tab.getByRole('heading', { level: 1, name: 'StateObjects', exact: true }).waitFor();
+      const { dataDir, port } = prefixed;
+      await prefixed.stop();
+      const banner = tab.getByRole('status').filter({ hasText: 'The hub cannot be reached: reconnecting…' });
+      await banner.waitFor({ timeout: 15_000 });
+      prefixed = await startTestHub({ dataDir, config: undefined, options: { port, authFailureStepMs: 0 } });
+      await banner.waitFor({ state: 'detached', timeout: 15_000 });
+      expect((await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'AfterRestart', value: 'back' })).status).toBe(204);
+      await tab.locator('tr[data-key="S1/P1/AfterRestart"]').waitFor({ timeout: 15_000 });
+      expect(problems).toEqual([]);
+      expect(paths.filter((p) => !p.startsWith('/constellation/'))).toEqual([]);
+      expect(paths).toEqual(expect.arrayContaining(['/constellation/openapi.json', '/constellation/ready']));
+    } finally {
+      await context.close();
+      await prefixed.stop();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { buildConsoleIfStale } from './support/browser.js';
-import { admin, call, get, hubsStoppedAfterEach, pkg, post } from './support/testHub.js';
+import { admin, call, get, hubsStoppedAfterEach, pkg, post, testConfiguration } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
 
@@ -17,15 +17,16 @@ describe('serving the built console', () => {
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await page.text();
-    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    // Relative, so the same page works under a listen prefix too.
+    const script = /src="\.(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
-    const plain = await fetch(`${h.url}${script}`, { headers: { 'Accept-Encoding': 'identity' } });
+    const plain = await fetch(`${h.url}/console${script}`, { headers: { 'Accept-Encoding': 'identity' } });
     expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(plain.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     const body = Buffer.from(await plain.arrayBuffer());
     // undici's fetch would decode gzip itself: node:http shows what travels.
     const zipped = await new Promise<{ encoding?: string; vary?: string; bytes: Buffer }>((resolve, reject) => {
-      request(`${h.url}${script}`, { headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
+      request(`${h.url}/console${script}`, { headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, bytes: Buffer.concat(chunks) }));
@@ -39,13 +40,50 @@ describe('serving the built console', () => {
 
   it('answers the page for unknown console paths, 404 for unknown assets and 405 for writes', async () => {
     const h = await hub();
+    // The page's relative URLs need the trailing slash.
+    const bare = await fetch(`${h.url}/console`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([302, 'console/']);
     expect((await fetch(`${h.url}/console`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // From a deeper path the page's relative asset URLs would miss: not the page.
+    expect((await fetch(`${h.url}/console/a/b`)).status).toBe(404);
     expect((await fetch(`${h.url}/console/stateobjects`)).status).toBe(200);
     const missing = await fetch(`${h.url}/console/assets/nothing-1234.js`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ Message: expect.stringContaining('No HTTP resource') });
     expect((await fetch(`${h.url}/console/.console-built`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect((await fetch(`${h.url}/console/`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('under a listen prefix, redirects <prefix>/ to <prefix>/console/ and serves the page and its assets there', async () => {
+    const h = await hub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] } });
+    const origin = h.url.replace(/\/constellation$/, '');
+    expect(h.url).toBe(`${origin}/constellation`);
+    for (const path of ['/constellation/', '/constellation', '/constellation/?x=1']) {
+      const response = await fetch(`${origin}${path}`, { redirect: 'manual' });
+      expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, '/constellation/console/']);
+    }
+    // Prefixes match across repeated slashes and in any case: the redirect keeps the case the client used,
+    // and never starts with `//` (which a browser would read as another host).
+    for (const [path, location] of [['//constellation//', '/constellation/console/'], ['/Constellation/', '/Constellation/console/']]) {
+      const response = await fetch(`${origin}${path}`, { redirect: 'manual' });
+      expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, location]);
+    }
+    const bare = await fetch(`${origin}/constellation/console`, { redirect: 'manual' });
+    expect([bare.status, new URL(bare.headers.get('location')!, `${origin}/constellation/console`).pathname]).toEqual([302, '/constellation/console/']);
+    const page = await fetch(`${origin}/constellation/`);
+    expect(page.url).toBe(`${origin}/constellation/console/`);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(3);
+    for (const asset of assets) {
+      expect(asset).toMatch(/^\.\//);
+      const response = await fetch(new URL(asset, page.url));
+      expect([asset, response.status]).toEqual([asset, 200]);
+      if (asset.startsWith('./assets/')) expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    }
+    // Outside the prefix nothing is served, the console included.
+    expect((await fetch(`${origin}/console/`)).status).toBe(404);
+    expect((await fetch(`${origin}/constellation/openapi.json`)).status).toBe(200);
   });
 });
 

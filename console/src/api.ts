@@ -69,7 +69,7 @@ function unreachable(): void {
     for (let attempt = 0; connection.value === 'reconnecting'; attempt++) {
       await backoff(attempt, never);
       try {
-        const response = await fetch('/ready', { cache: 'no-store' });
+        const response = await fetch(hubUrl('ready'), { cache: 'no-store' });
         if (response.ok) reached();
       } catch {
         // Still down: try again after the next back-off step.
@@ -107,8 +107,21 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Where the hub's interfaces are, as the page sees them: the directory above the page's own `console/`.
+ * A hub served under a path prefix (listen URI `http://+:8088/constellation/`) serves the page at
+ * `/constellation/console/` and the interfaces at `/constellation/rest/…`; at no prefix this is `/`.
+ */
+export const HUB_BASE = new URL('../', location.href);
+
+/** A path of the hub's (`ready`, `openapi.json`, `rest/…`), under the prefix the page was loaded from. */
+export function hubUrl(path: string): string {
+  const url = new URL(path, HUB_BASE);
+  return url.pathname + url.search;
+}
+
 export function urlOf(iface: Interface, action: string, query: CallOptions['query'] = {}): string {
-  const url = new URL(`/rest/${iface}/${action}`, location.origin);
+  const url = new URL(`rest/${iface}/${action}`, HUB_BASE);
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
   return url.pathname + url.search;
 }

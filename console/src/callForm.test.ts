@@ -44,6 +44,9 @@ describe('MessageCallback forms', () => {
     expect(http[0]).toBe('POST /rest/consumer/SendMessage HTTP/1.1');
     expect(http).toContain(`Content-Length: ${JSON.stringify(body).length}`);
     expect(curlOf('http://hub', { Key: "it's" }, 'Console')).toContain(`'{"Key":"it'\\''s"}'`);
+    // Under a listen prefix both name the prefixed path.
+    expect(curlOf('http://hub:8088/constellation/', body, 'Console')).toContain(`curl -X POST 'http://hub:8088/constellation/rest/consumer/SendMessage'`);
+    expect(rawHttpOf('hub:8088', body, 'Console', '/constellation/').split('\n')[0]).toBe('POST /constellation/rest/consumer/SendMessage HTTP/1.1');
   });
 });
 

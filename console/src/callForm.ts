@@ -77,19 +77,21 @@ export function sendMessageBody(choice: ScopeChoice, key: string, data: unknown,
 
 const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
-export function curlOf(origin: string, body: unknown, packageName: string): string {
+/** `base` is the hub's address with its path prefix, if any (`http://hub:8088/constellation/`). */
+export function curlOf(base: string, body: unknown, packageName: string): string {
   return [
-    `curl -X POST ${shellQuote(`${origin}/rest/consumer/SendMessage`)} \\`,
+    `curl -X POST ${shellQuote(new URL('rest/consumer/SendMessage', base.endsWith('/') ? base : `${base}/`).href)} \\`,
     `  -H 'SentinelName: Consumer' -H ${shellQuote(`PackageName: ${packageName}`)} -H "AccessKey: $HUB_ACCESS_KEY" \\`,
     `  -H 'Content-Type: application/json' \\`,
     `  -d ${shellQuote(JSON.stringify(body))}`,
   ].join('\n');
 }
 
-export function rawHttpOf(host: string, body: unknown, packageName: string): string {
+/** `prefix` is the hub's path prefix with both slashes (`/constellation/`), `/` when it has none. */
+export function rawHttpOf(host: string, body: unknown, packageName: string, prefix = '/'): string {
   const text = JSON.stringify(body);
   return [
-    'POST /rest/consumer/SendMessage HTTP/1.1',
+    `POST ${prefix}rest/consumer/SendMessage HTTP/1.1`,
     `Host: ${host}`,
     'SentinelName: Consumer',
     `PackageName: ${packageName}`,

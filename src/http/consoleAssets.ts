@@ -1,11 +1,15 @@
 /**
  * Serves the built console (console/ → dist/console) at /console, and redirects / there.
+ * Under a listen prefix (`http://+:8088/constellation/`) the app sees paths with the prefix removed; the
+ * page refers to its assets and to the hub relatively, so only the redirect from / needs the prefix,
+ * which it takes from the request target as it arrived (rememberRequestTarget).
  * The build is a fixed set of files: read once into memory and looked up by exact name, so no request
  * path ever reaches the filesystem. Hashed assets are immutable; index.html is never cached, so a new
  * build is picked up on the next load. Compressed copies (brotli, gzip) are made once, on first request.
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import fs from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -78,21 +82,48 @@ function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
 const notBuilt = () =>
   new HubError(503, 'ConsoleNotBuilt', 'The console is not built.', "Run 'npm run build' (npm ci does it once) and reload the page.");
 
+const requestTargets = new WeakMap<http.IncomingMessage, string>();
+
+/** Wraps the listener that strips the listen prefix, so the redirect from / can put the prefix back. */
+export function rememberRequestTarget(listener: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    requestTargets.set(req, req.url ?? '/');
+    listener(req, res);
+  };
+}
+
+/** Only plain path segments: a target like `//host/` must never turn the redirect into another site's. */
+const PLAIN_PREFIX = /^(\/[\w.~%!$&'()*+,;=:@-]+)*$/;
+
+/** The prefix a request for / came under (`/constellation`), '' at none: its target, less query and slashes. */
+function prefixOf(ctx: Context): string {
+  const target = requestTargets.get(ctx.req) ?? '/';
+  const prefix = target.split('?')[0].replace(/\/{2,}/g, '/').replace(/\/$/, '');
+  return PLAIN_PREFIX.test(prefix) ? prefix : '';
+}
+
 export function consoleAssets(directory = consoleBuildDirectory()): Middleware {
   let assets: Map<string, Asset> | undefined;
   return async (ctx, next) => {
     if (ctx.path === '/' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.status = 302;
-      ctx.redirect('/console/');
+      ctx.redirect(`${prefixOf(ctx)}/console/`);
       return;
     }
     if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+    // The page's relative URLs need the trailing slash; relative, the redirect keeps any prefix.
+    if (ctx.path === '/console') {
+      ctx.status = 302;
+      ctx.redirect(`console/${ctx.search}`);
+      return;
+    }
     assets ??= readBuild(directory);
     if (!assets) throw notBuilt();
     const name = ctx.path.slice('/console/'.length);
-    // Unknown names under /console/ are the page itself (it routes on the hash); unknown assets are 404.
-    const asset = assets.get(name) ?? (name.startsWith('assets/') ? undefined : assets.get('index.html'));
+    // Unknown names directly under /console/ are the page itself (it routes on the hash); unknown assets
+    // and deeper paths are 404 (from a deeper path the page's relative asset URLs would miss).
+    const asset = assets.get(name) ?? (name.includes('/') ? undefined : assets.get('index.html'));
     if (!asset) return next();
     ctx.type = asset.type;
     ctx.set('Cache-Control', asset.immutable ? 'public, max-age=31536000, immutable' : 'no-store');

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { CONSOLE_NAME, consumer, management } from '../api';
+import { CONSOLE_NAME, consumer, HUB_BASE, management } from '../api';
 import type { InputKind, ScopeChoice } from '../callForm';
 import { curlOf, dataOf, enumOf, initialText, inputKind, parameterValue, rawHttpOf, sendMessageBody } from '../callForm';
 import { CopyButton, ErrorAlert, JsonValue, Page, useAction, useLoad } from '../components';
@@ -168,11 +168,11 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
         </form>
         <div class="snippets">
           <h4>As curl</h4>
-          <pre aria-label="curl command">{curlOf(location.origin, preview, CONSOLE_NAME)}</pre>
-          <CopyButton text={curlOf(location.origin, preview, CONSOLE_NAME)} label="Copy curl" />
+          <pre aria-label="curl command">{curlOf(HUB_BASE.href, preview, CONSOLE_NAME)}</pre>
+          <CopyButton text={curlOf(HUB_BASE.href, preview, CONSOLE_NAME)} label="Copy curl" />
           <h4>As raw HTTP</h4>
-          <pre aria-label="raw HTTP request">{rawHttpOf(location.host, preview, CONSOLE_NAME)}</pre>
-          <CopyButton text={rawHttpOf(location.host, preview, CONSOLE_NAME)} label="Copy HTTP request" />
+          <pre aria-label="raw HTTP request">{rawHttpOf(location.host, preview, CONSOLE_NAME, HUB_BASE.pathname)}</pre>
+          <CopyButton text={rawHttpOf(location.host, preview, CONSOLE_NAME, HUB_BASE.pathname)} label="Copy HTTP request" />
         </div>
       </div>
     </article>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { authenticationHeaders, HubFailure, management } from '../api';
+import { authenticationHeaders, HubFailure, hubUrl, management } from '../api';
 import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
 import { formatDuration } from '../format';
 import type { License, ServerStatus } from '../types';
@@ -56,7 +56,7 @@ function Metrics() {
         type="button"
         onClick={() =>
           void action.run(async () => {
-            const response = await fetch('/metrics', { headers: authenticationHeaders('management') });
+            const response = await fetch(hubUrl('metrics'), { headers: authenticationHeaders('management') });
             if (!response.ok) throw new HubFailure(response.status, `The hub answered ${response.status}.`);
             setText(await response.text());
           })
@@ -73,7 +73,7 @@ function Metrics() {
 /** Renders /openapi.json: every operation with its parameters and request body schema. */
 function ApiReference() {
   const { data, error } = useLoad(async () => {
-    const response = await fetch('/openapi.json');
+    const response = await fetch(hubUrl('openapi.json'));
     if (!response.ok) throw new HubFailure(response.status, 'The API document could not be read.');
     return (await response.json()) as OpenApiDocument;
   });
@@ -81,7 +81,7 @@ function ApiReference() {
   return (
     <section aria-labelledby="api-title">
       <h2 id="api-title">API ({data.info.title} {data.info.version})</h2>
-      <p>{data.info.description} <a href="/openapi.json">openapi.json</a></p>
+      <p>{data.info.description} <a href={hubUrl('openapi.json')}>openapi.json</a></p>
       {data.tags.map((tag) => (
         <details key={tag.name} class="api-tag">
           <summary>{tag.name}: {tag.description}</summary>
