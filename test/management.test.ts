@@ -117,7 +117,14 @@ describe('sentinels and package instances', () => {
     expect(bad.status).toBe(400);
     expect(bad.json<{ Message: string }>().Message).toMatch(/Name must not contain "\/"/);
     expect((await post(h, 'management/sentinels', admin, { Name: 'x\u0001', Credential: 'Dev' })).status).toBe(400);
-    expect((await post(h, 'management/sentinels', admin, { Credential: 'Dev' })).status).toBe(400);
+    const missing = await post(h, 'management/sentinels', admin, { Credential: 'Dev' });
+    expect(missing.status).toBe(400);
+    expect(missing.json<{ Message: string }>().Message).toBe('The body is not valid: Name is required.');
+    // Said as the hub says things, not in the validation library's words.
+    const long = await post(h, 'management/credentials', admin, { Name: 'Long', AccessKey: 'k'.repeat(257) });
+    expect(long.json<{ Message: string }>().Message).toBe('The body is not valid: AccessKey must be at most 256 characters.');
+    const wrongType = await post(h, 'management/credentials', admin, { Name: 'Typed', AccessKey: 12345678 });
+    expect(wrongType.json<{ Message: string }>().Message).toBe('The body is not valid: AccessKey must be a string.');
   });
 });
 

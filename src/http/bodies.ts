@@ -55,5 +55,23 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.outp
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue.path.length ? issue.path.map(String).join('.') : '(body)';
-  throw badRequest('InvalidBody', `The body is not valid: ${field} ${issue.message}.`, `Field: ${field}`);
+  throw badRequest('InvalidBody', `The body is not valid: ${field} ${plainly(issue)}.`, `Field: ${field}`);
+}
+
+const KINDS: Record<string, string> = { string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object', array: 'an array' };
+
+/** zod's own wording ("Too big: expected string to have <=256 characters") said as the hub says things. */
+function plainly(issue: z.core.$ZodIssue): string {
+  if (!/^(Invalid input|Too big|Too small)/.test(issue.message)) return issue.message; // the schema's own words
+  const unit = (origin: string) => (origin === 'string' ? ' characters' : origin === 'array' ? ' items' : '');
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.message.endsWith('received undefined') ? 'is required' : `must be ${KINDS[issue.expected] ?? issue.expected}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}${unit(issue.origin)}`;
+    case 'too_small':
+      return issue.origin === 'string' && Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${String(issue.minimum)}${unit(issue.origin)}`;
+    default:
+      return issue.message;
+  }
 }
