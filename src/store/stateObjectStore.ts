@@ -11,6 +11,7 @@ import type { Db } from '../db/open.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
+import { narrowGlob } from '../hub/patterns.js';
 import type { StateObjectLog } from './engine.js';
 import type { StateObjectChange, StateObjectGlobs, StateObjectKey } from './stateObjects.js';
 
@@ -50,6 +51,7 @@ export class StateObjectStore implements StateObjectLog {
   private seq: number;
   private readonly upsertRow;
   private readonly selectKeys;
+  private readonly selectKeysNarrowed;
   private readonly tombstone;
   private readonly selectExpired;
   private readonly markExpired;
@@ -58,6 +60,7 @@ export class StateObjectStore implements StateObjectLog {
   private readonly insertFilter;
   private readonly readExact;
   private readonly readWildcard;
+  private readonly readNarrowed;
   private readonly advance;
   private readonly touch;
   private readonly backlog: LegacyBacklog;
@@ -101,6 +104,20 @@ export class StateObjectStore implements StateObjectLog {
         .where('package_name', '=', p.package)
         .where('is_deleted', '=', 0)
         .where(sql<boolean>`name glob ${p.name}`)
+        .where(sql<boolean>`type glob ${p.type}`),
+    );
+    // A name filter SQLite's GLOB would backtrack on: narrowed here, matched exactly in memory (narrowGlob).
+    type NarrowedKeys = { sentinel: string; package: string; name: string; type: string; suffix: string; middle: string };
+    this.selectKeysNarrowed = prepareQuery<NarrowedKeys, { name: string; type: string }>(sqlite, (p) =>
+      db
+        .selectFrom('state_objects')
+        .select(['name', 'type'])
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('is_deleted', '=', 0)
+        .where(sql<boolean>`name glob ${p.name}`)
+        .where(sql<boolean>`(${p.suffix} = '' or substr(name, -length(${p.suffix})) = ${p.suffix})`)
+        .where(sql<boolean>`(${p.middle} = '' or instr(name, ${p.middle}) > 0)`)
         .where(sql<boolean>`type glob ${p.type}`),
     );
     // The tombstone keeps key, type and time; the value goes.
@@ -163,6 +180,10 @@ export class StateObjectStore implements StateObjectLog {
     const unread = `sentinel_name glob ? and package_name glob ? and type glob ? and (is_deleted = 0 or seq > ?)`;
     this.readExact = sqlite.prepare(`select * from state_objects where name = ? and seq > ? and ${unread} order by seq`);
     this.readWildcard = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
+    // A filter SQLite's GLOB would backtrack on (patterns.narrowGlob): its literal prefix through the
+    // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
+    this.readNarrowed = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread}
+      and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`);
 
     this.advance = prepareQuery<{ subscription: string; seq: number }>(sqlite, (p) =>
       db
@@ -188,7 +209,15 @@ export class StateObjectStore implements StateObjectLog {
   purge(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }): Promise<ChangedObject[]> {
     return this.batcher.run(() => {
       const now = Date.now();
-      const keys = this.selectKeys.all({ sentinel: producer.sentinelName, package: producer.packageName, ...globs });
+      const name = narrowGlob(globs.name);
+      const producerGlobs = { sentinel: producer.sentinelName, package: producer.packageName, type: globs.type };
+      const matches = name.matches;
+      const keys =
+        matches === undefined
+          ? this.selectKeys.all({ ...producerGlobs, name: globs.name })
+          : this.selectKeysNarrowed
+              .all({ ...producerGlobs, name: name.glob, suffix: name.suffix, middle: name.middle })
+              .filter((k) => matches(k.name));
       for (const key of keys) {
         this.tombstone.run({ sentinel: producer.sentinelName, package: producer.packageName, name: key.name, seq: ++this.seq, now });
       }
@@ -238,8 +267,18 @@ export class StateObjectStore implements StateObjectLog {
       for (const f of filters) {
         if (f.readSeq >= top) continue;
         const args = [f.readSeq, f.sentinel, f.package, f.type, f.createdSeq];
-        const rows = (f.exactName !== null ? this.readExact.all(f.exactName, ...args) : this.readWildcard.all(f.name, ...args)) as StateObjectRow[];
-        for (const row of rows) found.set(row.seq, row);
+        if (f.exactName !== null) {
+          for (const row of this.readExact.all(f.exactName, ...args) as StateObjectRow[]) found.set(row.seq, row);
+          continue;
+        }
+        const name = narrowGlob(f.name);
+        if (name.matches === undefined) {
+          for (const row of this.readWildcard.all(f.name, ...args) as StateObjectRow[]) found.set(row.seq, row);
+          continue;
+        }
+        for (const row of this.readNarrowed.all(name.glob, ...args, name.suffix, name.suffix, name.suffix, name.middle, name.middle) as StateObjectRow[]) {
+          if (name.matches(row.name)) found.set(row.seq, row);
+        }
       }
       let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
       // Past `limit`: every cursor moves to the last change kept (each filter read all it had not

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, StateObjectRow } from '../db/schema.js';
+import { narrowGlob } from '../hub/patterns.js';
 
 type Executor = Kysely<Database>;
 
@@ -25,19 +26,25 @@ export interface StateObjectChange extends StateObjectKey {
   current: StateObjectRow | undefined;
 }
 
+/**
+ * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
+ * SQL by its literal prefix, end and longest middle piece, and matched exactly here (patterns.narrowGlob).
+ */
 export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): Promise<StateObjectRow[]> {
-  return db
+  const name = narrowGlob(globs.name);
+  let query = db
     .selectFrom('state_objects')
     .selectAll()
     .where('is_deleted', '=', 0)
     .where(sql<boolean>`sentinel_name glob ${globs.sentinel}`)
     .where(sql<boolean>`package_name glob ${globs.package}`)
-    .where(sql<boolean>`name glob ${globs.name}`)
-    .where(sql<boolean>`type glob ${globs.type}`)
-    .orderBy('sentinel_name')
-    .orderBy('package_name')
-    .orderBy('name')
-    .execute();
+    .where(sql<boolean>`name glob ${name.glob}`)
+    .where(sql<boolean>`type glob ${globs.type}`);
+  if (name.suffix !== '') query = query.where(sql<boolean>`substr(name, -length(${name.suffix})) = ${name.suffix}`);
+  if (name.middle !== '') query = query.where(sql<boolean>`instr(name, ${name.middle}) > 0`);
+  const rows = await query.orderBy('sentinel_name').orderBy('package_name').orderBy('name').execute();
+  const matches = name.matches;
+  return matches === undefined ? rows : rows.filter((r) => matches(r.name));
 }
 
 export async function nextExpiry(db: Executor): Promise<number | undefined> {
