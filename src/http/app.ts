@@ -80,19 +80,25 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     ctx.state.requestId = `${idPrefix}-${++requests}`;
     const started = performance.now();
     if (!readiness.ready) ctx.set('Connection', 'close');
+    let failed = true;
     try {
       await next();
+      failed = false;
     } finally {
       const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const counter = counterFor(ctx.path, typeof route === 'string' ? route : undefined, ctx.status);
-      counter.count();
-      counter.time((performance.now() - started) / 1000);
-    }
-    if (debug) {
-      services.logger.debug(
-        { reqId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
-        'request',
-      );
+      const { path, method } = ctx;
+      const { requestId, answered } = ctx.state;
+      // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
+      const record = (status: number) => {
+        const counter = counterFor(path, typeof route === 'string' ? route : undefined, status);
+        counter.count();
+        counter.time((performance.now() - started) / 1000);
+        if (debug && !failed) {
+          services.logger.debug({ reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
+        }
+      };
+      if (answered && !failed) void answered.then(record);
+      else record(ctx.status);
     }
   });
   app.use(errorMapping(services.logger));

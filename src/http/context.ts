@@ -36,15 +36,19 @@ export interface HubState {
   caller: Caller;
   /** The query string's parameters by lower-cased name, parsed on first use (request.ts). */
   query?: Map<string, string>;
+  /** Set when a long-poll is answered outside Koa (detached.ts): resolves with the status it sent. */
+  answered?: Promise<number>;
 }
 
 /** Aborted when the client goes away before its response is written (long-polls stop waiting). */
 export function clientGone(ctx: Context): AbortSignal {
   const controller = new AbortController();
+  // Holds the response only, not the context: the listener lives as long as the poll waits.
+  const { res } = ctx;
   const onClose = () => {
-    if (!ctx.res.writableFinished) controller.abort();
+    if (!res.writableFinished) controller.abort();
   };
-  ctx.res.once('close', onClose);
+  res.once('close', onClose);
   if (ctx.req.socket.destroyed) controller.abort();
   return controller.signal;
 }

@@ -8,6 +8,7 @@ import { badRequest } from '../errors.js';
 import { parseBody, sendMessageBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent, sendSubscriptionId } from './context.js';
+import { answerLater } from './detached.js';
 import { parseQueryValue } from './lenientJson.js';
 import { filterParam, jsonBody, limitParam, nameParam, optionalNameParam, queryParam, requiredParam, timeoutParam } from './request.js';
 import { checkRequestName } from '../hub/requestNames.js';
@@ -24,7 +25,7 @@ const stateObjectFilter = (ctx: Context) => ({
 
 const optionalId = (ctx: Context) => queryParam(ctx, 'subscriptionId') || undefined;
 
-export function registerSharedActions(router: Router<HubState>, { messages, stateObjects }: HubServices): void {
+export function registerSharedActions(router: Router<HubState>, { messages, stateObjects, logger }: HubServices): void {
   router.get('/CheckAccess', (ctx) => {
     ctx.status = 200;
     ctx.body = '';
@@ -65,10 +66,12 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
     sendSubscriptionId(ctx, await messages.joinGroup(ctx.state.caller, group, optionalId(ctx)));
   });
 
-  router.get('/GetMessages', async (ctx) => {
-    const abort = clientGone(ctx);
-    const result = await messages.poll(ctx.state.caller, queryParam(ctx, 'subscriptionId'), timeoutParam(ctx), limitParam(ctx), abort);
-    ctx.body = result ?? [];
+  router.get('/GetMessages', (ctx) => {
+    const subscriptionId = queryParam(ctx, 'subscriptionId');
+    const timeoutMs = timeoutParam(ctx);
+    const limit = limitParam(ctx);
+    const poll = messages.poll(ctx.state.caller, subscriptionId, timeoutMs, limit, clientGone(ctx));
+    answerLater(ctx, poll.then((result) => result ?? []), logger);
   });
 
   router.get('/RequestStateObjects', async (ctx) => {
@@ -79,9 +82,11 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
     sendSubscriptionId(ctx, await stateObjects.subscribe(ctx.state.caller, optionalId(ctx), stateObjectFilter(ctx)));
   });
 
-  router.get('/GetStateObjects', async (ctx) => {
-    const abort = clientGone(ctx);
-    const result = await stateObjects.poll(ctx.state.caller, queryParam(ctx, 'subscriptionId'), timeoutParam(ctx), limitParam(ctx), abort);
-    ctx.body = result ?? [];
+  router.get('/GetStateObjects', (ctx) => {
+    const subscriptionId = queryParam(ctx, 'subscriptionId');
+    const timeoutMs = timeoutParam(ctx);
+    const limit = limitParam(ctx);
+    const poll = stateObjects.poll(ctx.state.caller, subscriptionId, timeoutMs, limit, clientGone(ctx));
+    answerLater(ctx, poll.then((result) => result ?? []), logger);
   });
 }
