@@ -50,7 +50,8 @@ export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logg
   // Nothing the waiter needs: the parsed query would otherwise stay reachable for the whole wait.
   state.query = undefined;
   state.answered = result.then(
-    (value) => writeJson(res, 200, value),
+    // Undefined (the client left, nothing consumed) is answered as the Koa path did: an empty array.
+    (value) => writeJson(res, 200, value ?? []),
     (thrown: unknown) => {
       const answer = errorAnswer(thrown, logger, requestId, path);
       return writeJson(res, answer.status, answer.body, answer.headers);

@@ -71,7 +71,7 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
     const timeoutMs = timeoutParam(ctx);
     const limit = limitParam(ctx);
     const poll = messages.poll(ctx.state.caller, subscriptionId, timeoutMs, limit, clientGone(ctx));
-    answerLater(ctx, poll.then((result) => result ?? []), logger);
+    answerLater(ctx, poll, logger);
   });
 
   router.get('/RequestStateObjects', async (ctx) => {
@@ -87,6 +87,6 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
     const timeoutMs = timeoutParam(ctx);
     const limit = limitParam(ctx);
     const poll = stateObjects.poll(ctx.state.caller, subscriptionId, timeoutMs, limit, clientGone(ctx));
-    answerLater(ctx, poll.then((result) => result ?? []), logger);
+    answerLater(ctx, poll, logger);
   });
 }
