@@ -9,7 +9,7 @@
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
 import type { Interest as SubscriptionInterest, StoredFilter } from '../store/engine.js';
-import { matchesPattern } from './patterns.js';
+import { fromGlob, matchesPattern } from './patterns.js';
 
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
 
@@ -86,8 +86,6 @@ interface Pattern {
   name: string;
   type: string;
 }
-
-const fromGlob = (glob: string) => glob.replace(/\[([?[])\]/g, '$1');
 
 const patternOf = (f: StoredFilter): Pattern => ({
   sentinel: fromGlob(f.sentinel),
