@@ -157,3 +157,49 @@ export function Page({ title, children, actions }: { title: string; children: Co
     </section>
   );
 }
+
+/** A JSON document edited as text, validated before it is posted. */
+export function JsonEditor({ label, load, save, submit = `Save ${label}`, rows = 6, deps = [] }: {
+  label: string;
+  load: () => Promise<unknown>;
+  save: (value: unknown) => Promise<unknown>;
+  /** The button's name (default "Save <label>"). */
+  submit?: string;
+  rows?: number;
+  /** What `load` depends on, as for useLoad. */
+  deps?: unknown[];
+}) {
+  const loaded = useLoad(load, deps);
+  const [text, setText] = useState<string | undefined>(undefined);
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const current = text ?? (loaded.data === undefined ? '' : JSON.stringify(loaded.data, null, 2));
+  let problem: string | undefined;
+  try {
+    if (current) JSON.parse(current);
+  } catch (error) {
+    problem = `Not valid JSON: ${(error as Error).message}`;
+  }
+  const id = `json-${label}`.replace(/[^\w-]/g, '_');
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (problem) return;
+        setSaved(false);
+        void action.run(async () => {
+          loaded.setData(await save(JSON.parse(current)));
+          setText(undefined);
+          setSaved(true);
+        });
+      }}
+    >
+      <label for={id}>{label}</label>
+      <textarea id={id} rows={rows} spellcheck={false} value={current} aria-invalid={problem ? true : undefined} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      {problem ? <p class="problem">{problem}</p> : null}
+      <ErrorAlert error={loaded.error ?? action.error} />
+      <button type="submit" disabled={Boolean(problem) || action.busy}>{submit}</button>
+      {saved ? <span role="status"> Saved.</span> : null}
+    </form>
+  );
+}

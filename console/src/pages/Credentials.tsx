@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { management } from '../api';
-import { ErrorAlert, Page, useAction, useLoad } from '../components';
+import { ErrorAlert, JsonEditor, Page, useAction, useLoad } from '../components';
 import { newAccessKey } from '../ids';
 import type { Credential } from '../types';
 
@@ -17,38 +17,15 @@ const save = (credential: Credential) => management<Credential>('credentials', {
 const path = (name: string) => `credentials/${encodeURIComponent(name)}`;
 
 function Authorizations({ name }: { name: string }) {
-  const loaded = useLoad(() => management<unknown>(`${path(name)}/authorizations`), [name]);
-  const [text, setText] = useState<string | undefined>(undefined);
-  const action = useAction();
-  const [saved, setSaved] = useState(false);
-  const current = text ?? (loaded.data === undefined ? '' : JSON.stringify(loaded.data, null, 2));
-  let problem: string | undefined;
-  try {
-    if (current) JSON.parse(current);
-  } catch (error) {
-    problem = `Not valid JSON: ${(error as Error).message}`;
-  }
-  const id = `auth-${name}`.replace(/[^\w-]/g, '_');
   return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (problem) return;
-        setSaved(false);
-        void action.run(async () => {
-          loaded.setData(await management(`${path(name)}/authorizations`, { body: JSON.parse(current) }));
-          setText(undefined);
-          setSaved(true);
-        });
-      }}
-    >
-      <label for={id}>Authorizations of {name} (StateObjects, Messages, Groups: a default and rules tried by Id; * wildcards)</label>
-      <textarea id={id} rows={14} spellcheck={false} value={current} aria-invalid={problem ? true : undefined} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      {problem ? <p class="problem">{problem}</p> : null}
-      <ErrorAlert error={loaded.error ?? action.error} />
-      <button type="submit" disabled={Boolean(problem) || action.busy}>Save authorizations of {name}</button>
-      {saved ? <span role="status"> Saved.</span> : null}
-    </form>
+    <JsonEditor
+      label={`Authorizations of ${name} (StateObjects, Messages, Groups: a default and rules tried by Id; * wildcards)`}
+      submit={`Save authorizations of ${name}`}
+      rows={14}
+      deps={[name]}
+      load={() => management<unknown>(`${path(name)}/authorizations`)}
+      save={(value) => management(`${path(name)}/authorizations`, { body: value })}
+    />
   );
 }
 

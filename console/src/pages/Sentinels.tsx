@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { management } from '../api';
-import { ErrorAlert, Page, useAction, useLoad } from '../components';
+import { ErrorAlert, JsonEditor, Page, useAction, useLoad } from '../components';
 import type { Credential, Instance, RepositoryPackage, Sentinel } from '../types';
 
 const enc = encodeURIComponent;
@@ -11,43 +11,6 @@ interface Recovery {
   NumberOfRetry: number;
   ResetCounterAfterMinutes: number;
   RestartPackageAfterSeconds: number;
-}
-
-/** A JSON document edited as text, validated before it is posted. */
-function JsonEditor({ label, load, save }: { label: string; load: () => Promise<unknown>; save: (value: unknown) => Promise<unknown> }) {
-  const loaded = useLoad(load);
-  const [text, setText] = useState<string | undefined>(undefined);
-  const [saved, setSaved] = useState(false);
-  const action = useAction();
-  const current = text ?? (loaded.data === undefined ? '' : JSON.stringify(loaded.data, null, 2));
-  let problem: string | undefined;
-  try {
-    if (current) JSON.parse(current);
-  } catch (error) {
-    problem = `Not valid JSON: ${(error as Error).message}`;
-  }
-  const id = `json-${label}`.replace(/[^\w-]/g, '_');
-  return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (problem) return;
-        setSaved(false);
-        void action.run(async () => {
-          loaded.setData(await save(JSON.parse(current)));
-          setText(undefined);
-          setSaved(true);
-        });
-      }}
-    >
-      <label for={id}>{label}</label>
-      <textarea id={id} rows={6} spellcheck={false} value={current} aria-invalid={problem ? true : undefined} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      {problem ? <p class="problem">{problem}</p> : null}
-      <ErrorAlert error={loaded.error ?? action.error} />
-      <button type="submit" disabled={Boolean(problem) || action.busy}>Save {label}</button>
-      {saved ? <span role="status"> Saved.</span> : null}
-    </form>
-  );
 }
 
 /** Recovery options at `path` (an instance's, or the global ones at configuration/recoveryoptions). */
