@@ -1,5 +1,6 @@
 /** Reading and atomically replacing the configuration file on disk. */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { HubConfiguration } from './model.js';
@@ -11,8 +12,13 @@ import { defaultRecoveryOptions, openAuthorizations } from './model.js';
  * Asynchronous throughout: no request waits on an fsync.
  */
 export interface StagedFile {
-  /** Puts the new version in place (rename) and makes the rename durable (directory fsync). */
-  install(): Promise<void>;
+  /**
+   * Puts the new version in place (rename) and makes the rename durable (directory fsync). With
+   * `unlessChangedFrom`, only while the file still holds that text (or is gone): the check and the
+   * rename run in one turn of the event loop, so nothing in this process can write in between and an
+   * editor elsewhere has microseconds, not the length of an await. Answers false when it did not.
+   */
+  install(unlessChangedFrom?: string): Promise<boolean>;
   /** Removes the staged copy (after a failure); never throws. */
   discard(): Promise<void>;
 }
@@ -53,9 +59,13 @@ export async function stageFile(file: string, text: string): Promise<StagedFile>
     await handle.close().catch(() => undefined);
   }
   return {
-    async install() {
+    async install(unlessChangedFrom) {
       try {
-        await fsp.rename(temp, real);
+        if (unlessChangedFrom !== undefined) {
+          const onDisk = readIfPresent(real);
+          if (onDisk !== undefined && onDisk !== unlessChangedFrom) return false;
+        }
+        fs.renameSync(temp, real);
       } catch (error) {
         if (!NOT_RENAMEABLE.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
         // Not atomic, but the only way to change such a file; the staged copy stays until it is done.
@@ -68,7 +78,7 @@ export async function stageFile(file: string, text: string): Promise<StagedFile>
           await inPlace.close();
         }
         await fsp.rm(temp, { force: true });
-        return;
+        return true;
       }
       // The rename itself is durable only once the directory entry is on disk.
       const dirHandle = await fsp.open(dir, 'r');
@@ -77,9 +87,19 @@ export async function stageFile(file: string, text: string): Promise<StagedFile>
       } finally {
         await dirHandle.close();
       }
+      return true;
     },
     discard: () => fsp.rm(temp, { force: true }).catch(() => undefined),
   };
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** Writes `text` so that a crash leaves either the old file or the new one, never a torn one. */

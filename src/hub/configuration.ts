@@ -143,9 +143,7 @@ export class Configuration {
     }
     try {
       // A management write checked the file before its edit; a hand edit saved since is not overwritten.
-      const onDisk = apply ? await readConfigurationText(this.configPath) : undefined;
-      if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
-      await staged.install();
+      if (!(await staged.install(apply ? this.fileText : undefined))) throw pendingFileConflict();
     } catch (error) {
       await staged.discard();
       // Back to the version before: the history row goes, and the groups are those of memory again.
