@@ -248,7 +248,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
         'message subscription fell behind the log retention: the oldest messages it had not read are gone');
     },
   });
-  const packageLogs = new PackageLogs(db, new PackageLogStore(database.sqlite, batcher), notifier, logger, options.logRetention);
+  const packageLogs = new PackageLogs(new PackageLogStore(db, database.sqlite, batcher), notifier, logger, options.logRetention);
   const repository = new Repository(db, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
     maxEntries: 1000,
     maxUncompressedBytes: options.maxPackageUnpackedBytes,

@@ -8,6 +8,7 @@ import { parseBody } from './bodies.js';
 import type { ChangeOrigin } from '../hub/configuration.js';
 import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent } from './context.js';
+import { answerLater } from './detached.js';
 import {
   authorizationsBody,
   credentialBody,
@@ -168,18 +169,20 @@ export function managementRouter(services: HubServices): Router<HubState> {
     }
     const limit = limitParam(ctx) || 1000;
     const follow = rawAfter !== undefined && queryParam(ctx, 'timeout') !== undefined;
-    ctx.body = await packageLogs.read(
-      {
-        sentinelName: queryParam(ctx, 'sentinel') || undefined,
-        packageName: queryParam(ctx, 'package') || undefined,
-        level,
-        sinceMs: sinceParam(ctx),
-        afterId: rawAfter === undefined ? undefined : Number(rawAfter),
-        limit: Math.min(limit, 10_000),
-      },
-      follow ? timeoutParam(ctx) : 0,
-      clientGone(ctx),
-    );
+    const query = {
+      sentinelName: queryParam(ctx, 'sentinel') || undefined,
+      packageName: queryParam(ctx, 'package') || undefined,
+      level,
+      sinceMs: sinceParam(ctx),
+      afterId: rawAfter === undefined ? undefined : Number(rawAfter),
+      limit: Math.min(limit, 10_000),
+    };
+    if (!follow) {
+      ctx.body = await packageLogs.read(query, 0, clientGone(ctx));
+      return;
+    }
+    // A follow may wait two minutes: once its parameters are read, it is answered outside Koa, as polls are.
+    answerLater(ctx, packageLogs.read(query, timeoutParam(ctx), clientGone(ctx)), services.logger);
   });
 
   registerRepositoryRoutes(router, services);

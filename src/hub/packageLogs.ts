@@ -1,16 +1,12 @@
 /** WriteLog: persisted, echoed to the hub's own log, readable and followable by administrators. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../db/open.js';
-import type { PackageLogRow } from '../db/schema.js';
-import type { PackageLogStore } from '../store/packageLogs.js';
-import { queryLogs, trimLogs } from '../store/packageLogs.js';
-import type { LogQuery } from '../store/packageLogs.js';
+import type { LogLevel, LogQuery, PackageLogBook, PackageLogEntry } from '../store/engine.js';
 import type { Caller } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { Notifier } from './notifier.js';
 
-export type LogLevel = PackageLogRow['level'];
+export type { LogLevel, LogQuery };
 
 export interface LogRecord {
   Id: number;
@@ -21,32 +17,25 @@ export interface LogRecord {
   Date: string;
 }
 
-const toRecord = (r: PackageLogRow): LogRecord => ({
-  Id: r.id,
-  SentinelName: r.sentinel_name,
-  PackageName: r.package_name,
-  Level: r.level,
-  Message: r.message,
-  Date: new Date(r.logged_ms).toISOString(),
+const toRecord = (e: PackageLogEntry): LogRecord => ({
+  Id: e.id,
+  SentinelName: e.sentinelName,
+  PackageName: e.packageName,
+  Level: e.level,
+  Message: e.message,
+  Date: new Date(e.loggedMs).toISOString(),
 });
 
 export class PackageLogs {
   constructor(
-    private readonly db: Db,
-    private readonly store: PackageLogStore,
+    private readonly store: PackageLogBook,
     private readonly notifier: Notifier,
     private readonly logger: Logger,
     private readonly retention: number,
   ) {}
 
   async write(caller: Caller, level: LogLevel, message: string): Promise<void> {
-    await this.store.write({
-      sentinel_name: caller.sentinelName,
-      package_name: caller.packageName,
-      level,
-      message,
-      logged_ms: Date.now(),
-    });
+    await this.store.write({ sentinelName: caller.sentinelName, packageName: caller.packageName, level, message, loggedMs: Date.now() });
     const log = { sentinel: caller.sentinelName, package: caller.packageName, packageLog: true };
     if (level === 'Error') this.logger.error(log, message);
     else if (level === 'Warn') this.logger.warn(log, message);
@@ -57,9 +46,10 @@ export class PackageLogs {
   /**
    * Entries matching `query`. With `afterId` and a timeout, waits (the same long-poll as subscriptions)
    * until an entry after the cursor is written or the timeout passes: how a console follows the logs.
+   * Resolves with [] when the client went away.
    */
   async read(query: LogQuery, waitMs: number, abort: AbortSignal): Promise<LogRecord[]> {
-    const read = async () => (await queryLogs(this.db, query)).map(toRecord);
+    const read = async () => (await this.store.read(query)).map(toRecord);
     if (query.afterId === undefined || waitMs <= 0) return read();
     const key = `logs:${randomUUID()}`;
     return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, read)) ?? [];
@@ -67,6 +57,6 @@ export class PackageLogs {
 
   /** Keeps the newest `retention` entries (called by the sweeper). */
   trim(): Promise<number> {
-    return trimLogs(this.db, this.retention);
+    return this.store.trim(this.retention);
   }
 }

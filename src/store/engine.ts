@@ -39,3 +39,35 @@ export interface SubscriptionRegistry {
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined>;
   touched(id: string): Promise<void>;
 }
+
+export type LogLevel = 'Info' | 'Warn' | 'Error';
+
+/** One WriteLog entry as stored. */
+export interface PackageLogEntry {
+  id: number;
+  sentinelName: string;
+  packageName: string;
+  level: LogLevel;
+  message: string;
+  loggedMs: number;
+}
+
+export interface LogQuery {
+  sentinelName?: string;
+  packageName?: string;
+  level?: LogLevel;
+  sinceMs?: number;
+  /** Following: the oldest entries after this Id (so none is skipped) instead of the newest. */
+  afterId?: number;
+  limit: number;
+}
+
+/** The logs packages write (WriteLog); management reads and follows them. */
+export interface PackageLogBook {
+  /** Returns the entry's Id. */
+  write(entry: Omit<PackageLogEntry, 'id'>): Promise<number>;
+  /** The newest `limit` entries matching (with `afterId`: the oldest after it), oldest first. */
+  read(query: LogQuery): Promise<PackageLogEntry[]>;
+  /** Keeps the newest `keep` entries; returns how many went. */
+  trim(keep: number): Promise<number>;
+}

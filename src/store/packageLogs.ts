@@ -1,59 +1,54 @@
-/** Logs written by packages through WriteLog. */
+/** Logs written by packages through WriteLog (the SQLite PackageLogBook). */
 import type Sqlite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { Database, PackageLogRow } from '../db/schema.js';
+import type { LogQuery, PackageLogBook, PackageLogEntry } from './engine.js';
 
-type Executor = Kysely<Database>;
-
-export interface LogQuery {
-  sentinelName?: string;
-  packageName?: string;
-  level?: PackageLogRow['level'];
-  sinceMs?: number;
-  afterId?: number;
-  limit: number;
-}
+const entryOf = (r: PackageLogRow): PackageLogEntry => ({
+  id: r.id,
+  sentinelName: r.sentinel_name,
+  packageName: r.package_name,
+  level: r.level,
+  message: r.message,
+  loggedMs: r.logged_ms,
+});
 
 /** WriteLog rides the group commit, so it waits out another process's write lock as pushes do. */
-export class PackageLogStore {
+export class PackageLogStore implements PackageLogBook {
   private readonly insert;
 
-  constructor(sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    sqlite: Sqlite.Database,
+    private readonly batcher: TransactionBatcher,
+  ) {
     this.insert = sqlite.prepare(`insert into package_logs (sentinel_name, package_name, level, message, logged_ms)
       values (@sentinel_name, @package_name, @level, @message, @logged_ms)`);
   }
 
-  write(row: Omit<PackageLogRow, 'id'>): Promise<number> {
+  write(entry: Omit<PackageLogEntry, 'id'>): Promise<number> {
+    const row = { sentinel_name: entry.sentinelName, package_name: entry.packageName, level: entry.level, message: entry.message, logged_ms: entry.loggedMs };
     return this.batcher.run(() => Number(this.insert.run(row).lastInsertRowid));
   }
-}
 
-/** The newest `limit` entries matching, returned oldest first (newest last). */
-export async function queryLogs(db: Executor, q: LogQuery): Promise<PackageLogRow[]> {
-  let query = db.selectFrom('package_logs').selectAll();
-  if (q.sentinelName) query = query.where('sentinel_name', '=', q.sentinelName);
-  if (q.packageName) query = query.where('package_name', '=', q.packageName);
-  if (q.level) query = query.where('level', '=', q.level);
-  if (q.sinceMs !== undefined) query = query.where('logged_ms', '>=', q.sinceMs);
-  if (q.afterId !== undefined) {
-    // Following: the oldest entries after the cursor, so none is skipped.
-    return query.where('id', '>', q.afterId).orderBy('id').limit(q.limit).execute();
+  async read(q: LogQuery): Promise<PackageLogEntry[]> {
+    let query = this.db.selectFrom('package_logs').selectAll();
+    if (q.sentinelName) query = query.where('sentinel_name', '=', q.sentinelName);
+    if (q.packageName) query = query.where('package_name', '=', q.packageName);
+    if (q.level) query = query.where('level', '=', q.level);
+    if (q.sinceMs !== undefined) query = query.where('logged_ms', '>=', q.sinceMs);
+    if (q.afterId !== undefined) return (await query.where('id', '>', q.afterId).orderBy('id').limit(q.limit).execute()).map(entryOf);
+    const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
+    return rows.reverse().map(entryOf);
   }
-  const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
-  return rows.reverse();
-}
 
-/** Keeps the newest `keep` entries. */
-export async function trimLogs(db: Executor, keep: number): Promise<number> {
-  const boundary = await db
-    .selectFrom('package_logs')
-    .select('id')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .offset(keep)
-    .executeTakeFirst();
-  if (!boundary) return 0;
-  const result = await db.deleteFrom('package_logs').where('id', '<=', boundary.id).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  /** One statement: everything up to the newest entry past the `keep` newest. */
+  async trim(keep: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('package_logs')
+      .where('id', '<=', (eb) => eb.selectFrom('package_logs').select('id').orderBy('id', 'desc').limit(1).offset(keep))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 }
