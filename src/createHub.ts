@@ -44,6 +44,14 @@ import { StateObjectStore } from './store/stateObjectStore.js';
 import { MessageStore } from './store/messageStore.js';
 import { SubscriptionStore } from './store/subscriptionStore.js';
 import { PackageLogStore } from './store/packageLogs.js';
+import { CallerStore } from './store/callers.js';
+import { ConfigurationStore } from './store/configuration.js';
+import { DescriptorStore } from './store/descriptors.js';
+import { HousekeepingStore } from './store/housekeeping.js';
+import { HubSettingsStore } from './store/hubSettings.js';
+import { ActivityStore } from './store/overview.js';
+import { RepositoryStore } from './store/repository.js';
+import { StateObjectReadStore } from './store/stateObjects.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
 
@@ -222,11 +230,15 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     throw error;
   }
 
-  const configuration = new Configuration(db, options.configPath, config, configText);
+  // The store: one SQLite implementation per interface of store/engine.ts.
+  const callerStore = new CallerStore(db);
+  const stateObjectReads = new StateObjectReadStore(db);
+
+  const configuration = new Configuration(new ConfigurationStore(db), options.configPath, config, configText);
   await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
 
   const gate = new PollGate(options.maxPollsPerCredential);
-  const callers = new CallerDirectory(db);
+  const callers = new CallerDirectory(callerStore);
   const batcher = new TransactionBatcher(db, database.sqlite, {
     lockWaitMs: options.lockWaitMs,
     committed: (commitMs, pieces) => {
@@ -238,7 +250,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const messageStore = new MessageStore(database.sqlite, batcher, { count: options.messageQueueLimit, ms: options.messageRetentionMs });
   const subscriptionStore = new SubscriptionStore(database.sqlite, batcher, stateObjectStore, messageStore, options.maxSubscriptionsPerCredential);
   const subscriptions = new Subscriptions(subscriptionStore, callers, notifier, gate);
-  const expiry = new ExpiryTimer(db, stateObjectStore, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const expiry = new ExpiryTimer(stateObjectReads, stateObjectStore, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { missedMessages: 0 };
   const messages = new Messages(messageStore, subscriptionStore, notifier, subscriptions, callers, {
     missed: (subscription, caller, n) => {
@@ -249,7 +261,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     },
   });
   const packageLogs = new PackageLogs(new PackageLogStore(db, database.sqlite, batcher), notifier, logger, options.logRetention);
-  const repository = new Repository(db, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
+  const repository = new Repository(new RepositoryStore(db), path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
     maxEntries: 1000,
     maxUncompressedBytes: options.maxPackageUnpackedBytes,
     maxPackageBytes: options.maxPackageBytes,
@@ -257,15 +269,16 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     maxRedirects: 5,
   }, logger);
   await repository.start();
+  const descriptors = new Descriptors(new DescriptorStore(db));
   const services: HubServices = {
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(db, stateObjectStore, subscriptionStore, notifier, subscriptions, expiry),
+    stateObjects: new StateObjects(stateObjectReads, stateObjectStore, subscriptionStore, notifier, subscriptions, expiry),
     messages,
     packageLogs,
-    descriptors: new Descriptors(db),
-    management: new Management(db, configuration, messages, options.configPath, repository, (address) => checkListen(options, address)),
+    descriptors: descriptors,
+    management: new Management(new HubSettingsStore(db), configuration, messages, options.configPath, repository, (address) => checkListen(options, address)),
     repository,
     version: HUB_VERSION,
     metrics,
@@ -276,9 +289,9 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       maxMs: options.authFailureMaxDelayMs,
       limit: options.authFailureLimit,
     }),
-    overview: new Overview(db, configuration),
+    overview: new Overview(new ActivityStore(db), descriptors, configuration),
   };
-  const sweeper = new Sweeper(db, notifier, packageLogs, messageStore, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
+  const sweeper = new Sweeper(new HousekeepingStore(db), notifier, packageLogs, messageStore, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();

@@ -9,21 +9,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-
-export const PRIVATE_DIR = 0o700;
-export const PRIVATE_FILE = 0o600;
+import { PRIVATE_DIR, PRIVATE_FILE, privateFile } from '../privateFiles.js';
 
 export class DataDirectoryInUse extends Error {
   constructor(dataDir: string, pid: string | undefined) {
     super(`the data directory ${dataDir} is in use by another hub${pid ? ` (pid ${pid})` : ''}; stop that hub first`);
     this.name = 'DataDirectoryInUse';
   }
-}
-
-/** Creates `dir` as 0700, or makes an existing one 0700 (a directory of an older hub was 0755). */
-export function privateDirectory(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
-  fs.chmodSync(dir, PRIVATE_DIR);
 }
 
 /**
@@ -33,15 +25,6 @@ export function privateDirectory(dir: string): void {
  */
 export function dataDirectory(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
-}
-
-/** Makes `file` 0600 when it exists (hub.db and its -wal and -shm hold every access key in clear). */
-export function privateFile(file: string): void {
-  try {
-    fs.chmodSync(file, PRIVATE_FILE);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
 }
 
 export interface DataDirectoryLock {

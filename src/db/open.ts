@@ -7,7 +7,8 @@ import { Kysely, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { QueuedSqliteDialect } from './queuedDialect.js';
 import type { Database } from './schema.js';
-import { PRIVATE_FILE, dataDirectory, privateFile } from './dataDirectory.js';
+import { dataDirectory } from './dataDirectory.js';
+import { PRIVATE_FILE, privateFile } from '../privateFiles.js';
 
 export type Db = Kysely<Database>;
 

@@ -1,8 +1,7 @@
 /** Who is calling: the identity every interface authenticates, and the ConnectionId it is known by. */
 import { randomUUID } from 'node:crypto';
 import type { Credential } from '../config/model.js';
-import type { Db } from '../db/open.js';
-import { findCaller, recordCaller } from '../store/callers.js';
+import type { CallerBook } from '../store/engine.js';
 
 export type InterfaceName = 'consumer' | 'platform' | 'management';
 
@@ -25,15 +24,15 @@ export class CallerDirectory {
   private readonly ids = new Map<string, string>();
   private readonly recording = new Map<string, Promise<string>>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly store: CallerBook) {}
 
   /** The caller's ConnectionId if it has been seen before; never records anything. */
   async knownConnectionId(caller: Caller): Promise<string | undefined> {
     const known = this.ids.get(caller.friendlyName);
     if (known) return known;
-    const row = await findCaller(this.db, caller.friendlyName);
-    if (row) this.ids.set(caller.friendlyName, row.connection_id);
-    return row?.connection_id;
+    const id = await this.store.connectionId(caller.friendlyName);
+    if (id) this.ids.set(caller.friendlyName, id);
+    return id;
   }
 
   /** The caller's ConnectionId, recorded on first sight. */
@@ -50,13 +49,13 @@ export class CallerDirectory {
   }
 
   private async record(caller: Caller): Promise<string> {
-    const connectionId = await recordCaller(this.db, {
-      connection_id: randomUUID(),
-      friendly_name: caller.friendlyName,
+    const connectionId = await this.store.record({
+      connectionId: randomUUID(),
+      friendlyName: caller.friendlyName,
       kind: isPackageCaller(caller) ? 'package' : 'consumer',
-      sentinel_name: caller.sentinelName,
-      package_name: caller.packageName,
-      first_seen_ms: Date.now(),
+      sentinelName: caller.sentinelName,
+      packageName: caller.packageName,
+      firstSeenMs: Date.now(),
     });
     this.ids.set(caller.friendlyName, connectionId);
     return connectionId;

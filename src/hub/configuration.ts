@@ -15,10 +15,8 @@ import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '..
 import { Immer } from 'immer';
 import { editText } from '../config/editor.js';
 import { validateConfiguration } from '../config/validate.js';
-import type { Db } from '../db/open.js';
 import { hubError } from '../errors.js';
-import type { ConfigurationVersion } from '../store/configuration.js';
-import { deleteConfigurationVersion, latestConfigurationVersion, recordConfigurationVersion, replaceInstanceGroups } from '../store/configuration.js';
+import type { ConfigurationHistory, ConfigurationVersion } from '../store/engine.js';
 
 export interface InstanceRef {
   sentinel: Sentinel;
@@ -60,7 +58,7 @@ export class Configuration {
   private readonly settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
 
   constructor(
-    private readonly db: Db,
+    private readonly history: ConfigurationHistory,
     private readonly configPath: string,
     initial: HubConfiguration,
     initialText: string,
@@ -81,11 +79,7 @@ export class Configuration {
 
   /** Records the applied text in the history when it is not already its newest version (start-up). */
   async recordStart(origin: ChangeOrigin): Promise<void> {
-    const latest = await latestConfigurationVersion(this.db);
-    await this.db.transaction().execute(async (trx) => {
-      await replaceInstanceGroups(trx, this.config);
-      if (latest?.text !== this.fileText) await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText });
-    });
+    await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText }, this.config, { unlessNewest: true });
   }
 
   /** Applies a text already on disk (reload): history, then memory. */
@@ -93,11 +87,7 @@ export class Configuration {
     return this.oneAtATime(async () => {
       validateConfiguration(next);
       // Reloading the text already applied (a SIGHUP too many) adds nothing to the history.
-      const latest = await latestConfigurationVersion(this.db);
-      await this.db.transaction().execute(async (trx) => {
-        if (latest?.text !== text || text !== this.fileText) await recordConfigurationVersion(trx, { writtenBy: origin.by, reason: origin.reason, applied: true, text });
-        await replaceInstanceGroups(trx, next);
-      });
+      await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text }, next, { unlessNewest: text === this.fileText });
       this.swap(next, text);
     });
   }
@@ -132,11 +122,7 @@ export class Configuration {
     const staged = await stageFile(this.configPath, text);
     let versionId: number;
     try {
-      versionId = await this.db.transaction().execute(async (trx) => {
-        const id = await recordConfigurationVersion(trx, version);
-        if (apply && !sameGroups(apply, this.config)) await replaceInstanceGroups(trx, apply);
-        return id;
-      });
+      versionId = await this.history.record(version, apply && !sameGroups(apply, this.config) ? apply : undefined);
     } catch (error) {
       await staged.discard();
       throw error;
@@ -147,10 +133,7 @@ export class Configuration {
     } catch (error) {
       await staged.discard();
       // Back to the version before: the history row goes, and the groups are those of memory again.
-      await this.db.transaction().execute(async (trx) => {
-        await deleteConfigurationVersion(trx, versionId);
-        if (apply) await replaceInstanceGroups(trx, this.config);
-      }).catch(() => undefined);
+      await this.history.revert(versionId, apply ? this.config : undefined).catch(() => undefined);
       throw error;
     }
     if (apply) this.swap(apply, text);

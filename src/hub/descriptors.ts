@@ -1,19 +1,24 @@
 /** Package descriptors: declared by a package instance, read back by management. */
-import type { Db } from '../db/open.js';
-import { findDescriptor, saveDescriptor } from '../store/descriptors.js';
+import type { DescriptorBook } from '../store/engine.js';
 import type { Caller } from './caller.js';
 import type { PackageDescriptor } from './descriptorSchema.js';
 
 export class Descriptors {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly store: DescriptorBook) {}
 
   /** A later declaration replaces the earlier one. */
   declare(caller: Caller, descriptor: PackageDescriptor): Promise<void> {
-    return saveDescriptor(this.db, caller.sentinelName, caller.packageName, JSON.stringify(descriptor), Date.now());
+    return this.store.save(caller, JSON.stringify(descriptor), Date.now());
   }
 
   async find(sentinelName: string, packageName: string): Promise<PackageDescriptor | undefined> {
-    const text = await findDescriptor(this.db, sentinelName, packageName);
+    const text = await this.store.find({ sentinelName, packageName });
     return text === undefined ? undefined : (JSON.parse(text) as PackageDescriptor);
+  }
+
+  /** Every declared descriptor, by sentinel and package name. */
+  async all(): Promise<{ SentinelName: string; PackageName: string; Descriptor: PackageDescriptor }[]> {
+    const rows = await this.store.all();
+    return rows.map((r) => ({ SentinelName: r.sentinelName, PackageName: r.packageName, Descriptor: JSON.parse(r.descriptor) as PackageDescriptor }));
   }
 }

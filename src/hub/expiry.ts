@@ -2,9 +2,7 @@
  * Announces StateObjects whose lifetime ran out, once each, to their subscribers. One timer, set for
  * the earliest pending expiry; objects stay readable with IsExpired until pushed again or purged.
  */
-import type { Db } from '../db/open.js';
-import { nextExpiry } from '../store/stateObjects.js';
-import type { StateObjectLog } from '../store/engine.js';
+import type { StateObjectLog, StateObjectReads } from '../store/engine.js';
 import type { Notifier } from './notifier.js';
 
 export class ExpiryTimer {
@@ -14,14 +12,14 @@ export class ExpiryTimer {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly db: Db,
+    private readonly reads: StateObjectReads,
     private readonly store: StateObjectLog,
     private readonly notifier: Notifier,
     private readonly onError: (error: unknown) => void,
   ) {}
 
   async start(): Promise<void> {
-    const next = await nextExpiry(this.db);
+    const next = await this.reads.nextExpiry();
     if (next !== undefined) this.schedule(next);
   }
 
@@ -42,7 +40,7 @@ export class ExpiryTimer {
     this.timer = undefined;
     if (this.stopped) return;
     for (const object of await this.store.expire(Date.now())) this.notifier.stateObjectChanged(object);
-    const next = await nextExpiry(this.db);
+    const next = await this.reads.nextExpiry();
     if (next !== undefined) this.schedule(next);
   }
 

@@ -17,9 +17,8 @@ import { ConfigurationError, managementAccessProblem } from '../config/validate.
 import { readConfigurationFile } from '../config/editor.js';
 import type { ListenAddress } from '../listen.js';
 import { listenAddresses, parseListenUri } from '../listen.js';
-import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../errors.js';
-import { readHubSetting, writeHubSetting } from '../store/configuration.js';
+import type { HubSettings } from '../store/engine.js';
 import type { Caller } from './caller.js';
 import type { ChangeOrigin, Configuration } from './configuration.js';
 import type { License } from './license.js';
@@ -113,7 +112,7 @@ export function settingFromJson(key: string, value: unknown): Setting {
 
 export class Management {
   constructor(
-    private readonly db: Db,
+    private readonly hubSettings: HubSettings,
     private readonly configuration: Configuration,
     private readonly messages: Messages,
     private readonly configPath: string,
@@ -158,7 +157,7 @@ export class Management {
 
   // ---- license ----
   async license(): Promise<License> {
-    const text = await readHubSetting(this.db, 'license');
+    const text = await this.hubSettings.license();
     return text ? (JSON.parse(text) as License) : communityLicense;
   }
 
@@ -167,7 +166,7 @@ export class Management {
   }
 
   async setLicense(license: License) {
-    await writeHubSetting(this.db, 'license', JSON.stringify(license));
+    await this.hubSettings.setLicense(JSON.stringify(license));
     return licenseRecord(license, Date.now());
   }
 

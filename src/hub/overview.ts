@@ -2,10 +2,10 @@
  * What the console's overview shows that the interfaces do not give in one call: each package
  * instance with its activity, and every declared Package Descriptor at once.
  */
-import type { Db } from '../db/open.js';
-import { allDescriptors, lastLogs, stateObjectCounts, subscriptionActivity } from '../store/overview.js';
+import type { ActivityReport } from '../store/engine.js';
 import type { Configuration } from './configuration.js';
 import type { PackageDescriptor } from './descriptorSchema.js';
+import type { Descriptors } from './descriptors.js';
 
 /** A package whose subscription was used this recently is shown as connected (a long-poll lasts ≤ 120 s). */
 export const CONNECTED_WITHIN_MS = 150_000;
@@ -16,12 +16,13 @@ export class Overview {
   readonly startedAt = Date.now();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: ActivityReport,
+    private readonly declared: Descriptors,
     private readonly configuration: Configuration,
   ) {}
 
   async sentinels(now = Date.now()) {
-    const [counts, activity, logs] = await Promise.all([stateObjectCounts(this.db), subscriptionActivity(this.db), lastLogs(this.db)]);
+    const { stateObjects: counts, subscriptions: activity, lastLogs: logs } = await this.store.instances();
     const countBy = new Map(counts.map((c) => [keyOf(c.sentinelName, c.packageName), Number(c.n)]));
     const activityBy = new Map(activity.map((a) => [keyOf(a.sentinelName, a.packageName), a]));
     const logBy = new Map(logs.map((l) => [keyOf(l.sentinelName, l.packageName), l]));
@@ -47,8 +48,7 @@ export class Overview {
     }));
   }
 
-  async descriptors(): Promise<{ SentinelName: string; PackageName: string; Descriptor: PackageDescriptor }[]> {
-    const rows = await allDescriptors(this.db);
-    return rows.map((r) => ({ SentinelName: r.sentinelName, PackageName: r.packageName, Descriptor: JSON.parse(r.descriptor) as PackageDescriptor }));
+  descriptors(): Promise<{ SentinelName: string; PackageName: string; Descriptor: PackageDescriptor }[]> {
+    return this.declared.all();
   }
 }

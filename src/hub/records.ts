@@ -1,5 +1,5 @@
-/** The wire shapes of StateObjects and messages (wire.md), built from stored rows. */
-import type { MessageRow, StateObjectRow } from '../db/schema.js';
+/** The wire shapes of StateObjects and messages (wire.md), built from what the store keeps. */
+import type { StoredMessage, StoredStateObject } from '../store/engine.js';
 
 export interface StateObjectRecord {
   SentinelName: string;
@@ -25,10 +25,10 @@ export interface MessageRecord {
   Data: unknown;
 }
 
-export const isExpired = (row: Pick<StateObjectRow, 'lifetime_s' | 'last_update_ms'>, now: number) =>
+export const isExpired = (row: Pick<StoredStateObject, 'lifetime_s' | 'last_update_ms'>, now: number) =>
   row.lifetime_s > 0 && row.last_update_ms + row.lifetime_s * 1000 <= now;
 
-export function stateObjectRecord(row: StateObjectRow, now: number): StateObjectRecord {
+export function stateObjectRecord(row: StoredStateObject, now: number): StateObjectRecord {
   return {
     SentinelName: row.sentinel_name,
     PackageName: row.package_name,
@@ -62,7 +62,7 @@ export function deletedStateObjectUpdate(
   };
 }
 
-export function messageRecord(row: MessageRow): MessageRecord {
+export function messageRecord(row: StoredMessage): MessageRecord {
   return {
     Sender: { ConnectionId: row.sender_connection_id, Type: row.sender_type, FriendlyName: row.sender_friendly_name },
     Scope: { Scope: row.scope, Args: JSON.parse(row.args) as string[], SagaId: row.saga_id },

@@ -6,22 +6,13 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { privateDirectory } from '../db/dataDirectory.js';
+import { privateDirectory } from '../privateFiles.js';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Db } from '../db/open.js';
-import type { RepositoryPackageRow } from '../db/schema.js';
 import { badRequest, conflict, HubError, notFound } from '../errors.js';
-import {
-  deleteRepositoryPackage,
-  findRepositoryPackage,
-  isArchiveReferenced,
-  listRepositoryPackages,
-  renameRepositoryPackage,
-  replaceRepositoryPackage,
-} from '../store/repository.js';
+import type { RepositoryCatalog, RepositoryChange, RepositoryPackage } from '../store/engine.js';
 import type { ArchiveLimits, PackageManifest } from './packageArchive.js';
 import { readPackageArchive } from './packageArchive.js';
 
@@ -44,19 +35,19 @@ export interface RepositoryEntry {
   Settings: { Key: string; Type: string; Description: string; DefaultValue: unknown; HasXsd: boolean }[];
 }
 
-const entryOf = (row: RepositoryPackageRow): RepositoryEntry => {
-  const settings = JSON.parse(row.settings) as PackageManifest['Settings'];
-  const xsds = JSON.parse(row.xsds) as Record<string, string>;
+const entryOf = (stored: RepositoryPackage): RepositoryEntry => {
+  const settings = JSON.parse(stored.settings) as PackageManifest['Settings'];
+  const xsds = JSON.parse(stored.xsds) as Record<string, string>;
   return {
-    Name: row.name,
-    Version: row.version,
-    Description: row.description,
-    Author: row.author,
-    FileName: row.file_name,
-    Size: row.size,
-    Sha256: row.sha256,
-    UploadedAt: new Date(row.uploaded_ms).toISOString(),
-    HasIcon: row.icon !== null,
+    Name: stored.name,
+    Version: stored.version,
+    Description: stored.description,
+    Author: stored.author,
+    FileName: stored.fileName,
+    Size: stored.size,
+    Sha256: stored.sha256,
+    UploadedAt: new Date(stored.uploadedMs).toISOString(),
+    HasIcon: stored.icon !== null,
     Settings: settings.map((s) => ({ Key: s.Key, Type: s.Type, Description: s.Description, DefaultValue: s.DefaultValue ?? null, HasXsd: Object.hasOwn(xsds, s.Key) })),
   };
 };
@@ -75,7 +66,7 @@ export class Repository {
   private known = new Set<string>();
 
   constructor(
-    private readonly db: Db,
+    private readonly catalog: RepositoryCatalog,
     private readonly dir: string,
     private readonly tempDir: string,
     private readonly limits: RepositoryLimits,
@@ -91,23 +82,23 @@ export class Repository {
     privateDirectory(this.dir);
     fs.rmSync(this.tempDir, { recursive: true, force: true });
     privateDirectory(this.tempDir);
-    const rows = await listRepositoryPackages(this.db);
-    const used = new Set(rows.map((r) => `${r.sha256}.zip`));
+    const stored = await this.catalog.list();
+    const used = new Set(stored.map((p) => `${p.sha256}.zip`));
     for (const file of fs.readdirSync(this.dir)) {
       if (!used.has(file)) {
         fs.rmSync(path.join(this.dir, file), { force: true });
         this.logger.warn({ file }, 'removed an archive no repository entry names');
       }
     }
-    this.index(rows);
+    this.index(stored);
   }
 
-  private index(rows: RepositoryPackageRow[]): void {
-    this.known = new Set(rows.flatMap((r) => [r.name, r.file_name]));
+  private index(stored: RepositoryPackage[]): void {
+    this.known = new Set(stored.flatMap((p) => [p.name, p.fileName]));
   }
 
   private async reindex(): Promise<void> {
-    this.index(await listRepositoryPackages(this.db));
+    this.index(await this.catalog.list());
   }
 
   /** True when `packageFile` names a stored package (by name or by file name). */
@@ -141,22 +132,21 @@ export class Repository {
         fs.renameSync(c.tempPath, target);
         fsyncDir(this.dir);
         const { manifest, icon, xsds } = c.contents;
-        const row: RepositoryPackageRow = {
+        const entry: RepositoryPackage = {
           name: manifest.Name,
           version: manifest.Version,
           description: manifest.Description,
           author: manifest.Author,
-          file_name: path.basename(c.fileName || `${manifest.Name}.zip`),
+          fileName: path.basename(c.fileName || `${manifest.Name}.zip`),
           size: c.size,
           sha256: c.sha256,
-          uploaded_ms: Date.now(),
+          uploadedMs: Date.now(),
           settings: JSON.stringify(manifest.Settings),
           icon: icon ?? null,
           xsds: JSON.stringify(xsds),
         };
-        const previous = await replaceRepositoryPackage(this.db, row);
-        if (previous && previous.sha256 !== row.sha256) await this.removeArchiveIfUnused(previous.sha256);
-        stored.push(entryOf(row));
+        this.removeUnusedArchive(await this.catalog.replace(entry));
+        stored.push(entryOf(entry));
       }
       await this.reindex();
       return stored;
@@ -165,8 +155,9 @@ export class Repository {
     }
   }
 
-  private async removeArchiveIfUnused(sha256: string): Promise<void> {
-    if (!(await isArchiveReferenced(this.db, sha256))) fs.rmSync(path.join(this.dir, `${sha256}.zip`), { force: true });
+  /** After the commit that stopped using it: an archive no package names any more. */
+  private removeUnusedArchive(change: RepositoryChange): void {
+    if (change.unusedArchive !== undefined) fs.rmSync(path.join(this.dir, `${change.unusedArchive}.zip`), { force: true });
   }
 
   /** Downloads an archive over http(s) (bounded size, time and redirects), then stores it. */
@@ -238,13 +229,13 @@ export class Repository {
   }
 
   async list(): Promise<RepositoryEntry[]> {
-    return (await listRepositoryPackages(this.db)).map(entryOf);
+    return (await this.catalog.list()).map(entryOf);
   }
 
-  private async require(name: string): Promise<RepositoryPackageRow> {
-    const row = await findRepositoryPackage(this.db, name);
-    if (!row) throw notFound(`The package '${name}' is not in the repository.`);
-    return row;
+  private async require(name: string): Promise<RepositoryPackage> {
+    const stored = await this.catalog.find(name);
+    if (!stored) throw notFound(`The package '${name}' is not in the repository.`);
+    return stored;
   }
 
   async get(name: string): Promise<RepositoryEntry> {
@@ -252,31 +243,29 @@ export class Repository {
   }
 
   async rename(name: string, newName: string): Promise<RepositoryEntry> {
-    await this.require(name);
-    if (name !== newName && (await findRepositoryPackage(this.db, newName))) {
-      throw conflict('NameTaken', `The repository already has a package named '${newName}'.`);
-    }
-    await renameRepositoryPackage(this.db, name, newName);
+    const outcome = await this.catalog.rename(name, newName);
+    if (outcome === 'missing') throw notFound(`The package '${name}' is not in the repository.`);
+    if (outcome === 'taken') throw conflict('NameTaken', `The repository already has a package named '${newName}'.`);
     await this.reindex();
     return this.get(newName);
   }
 
   async delete(name: string): Promise<void> {
-    const row = await deleteRepositoryPackage(this.db, name);
-    if (!row) throw notFound(`The package '${name}' is not in the repository.`);
-    await this.removeArchiveIfUnused(row.sha256);
+    const change = await this.catalog.remove(name);
+    if (!change) throw notFound(`The package '${name}' is not in the repository.`);
+    this.removeUnusedArchive(change);
     await this.reindex();
   }
 
   async icon(name: string): Promise<Buffer> {
-    const row = await this.require(name);
-    if (!row.icon) throw notFound(`The package '${name}' has no icon.`);
-    return row.icon;
+    const stored = await this.require(name);
+    if (!stored.icon) throw notFound(`The package '${name}' has no icon.`);
+    return stored.icon;
   }
 
   async xsd(name: string, settingKey: string): Promise<string> {
-    const row = await this.require(name);
-    const xsds = JSON.parse(row.xsds) as Record<string, string>;
+    const stored = await this.require(name);
+    const xsds = JSON.parse(stored.xsds) as Record<string, string>;
     // Own keys only: `constructor` or `toString` must be a 404, not Object.prototype's function.
     const xsd = Object.hasOwn(xsds, settingKey) ? xsds[settingKey] : undefined;
     if (typeof xsd !== 'string') throw notFound(`The setting '${settingKey}' of package '${name}' has no XSD.`);

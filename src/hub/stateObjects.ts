@@ -1,8 +1,5 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
-import type { Db } from '../db/open.js';
-import type { StateObjectLog, SubscriptionRegistry } from '../store/engine.js';
-import { queryStateObjects } from '../store/stateObjects.js';
-import type { StateObjectGlobs } from '../store/stateObjects.js';
+import type { StateObjectGlobs, StateObjectLog, StateObjectReads, SubscriptionRegistry } from '../store/engine.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
@@ -45,7 +42,7 @@ const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
 
 export class StateObjects {
   constructor(
-    private readonly db: Db,
+    private readonly reads: StateObjectReads,
     private readonly store: StateObjectLog,
     private readonly subscriptionStore: SubscriptionRegistry,
     private readonly notifier: Notifier,
@@ -80,7 +77,7 @@ export class StateObjects {
   }
 
   async request(caller: Caller, filter: StateObjectFilter): Promise<StateObjectRecord[]> {
-    const rows = await queryStateObjects(this.db, globsOf(filter));
+    const rows = await this.reads.current(globsOf(filter));
     const now = Date.now();
     return rows
       .filter((r) =>

@@ -6,22 +6,17 @@
  * Another process holding the write lock is expected now and then: the sweep is skipped with a warning.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../db/open.js';
-import { readHubSetting, writeHubSetting } from '../store/configuration.js';
 import { isDatabaseBusy } from '../errors.js';
-import type { MessageLog } from '../store/engine.js';
-import { HEARTBEAT_KEY, shiftSubscriptionActivity, sweepSubscriptions } from '../store/subscriptions.js';
+import type { Housekeeping, MessageLog } from '../store/engine.js';
 import type { Notifier } from './notifier.js';
 import type { PackageLogs } from './packageLogs.js';
-
-const HEARTBEAT = HEARTBEAT_KEY;
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Housekeeping,
     private readonly notifier: Notifier,
     private readonly packageLogs: PackageLogs,
     private readonly messages: MessageLog,
@@ -33,10 +28,7 @@ export class Sweeper {
 
   /** Called once at start-up, before anything is served. */
   async discountDowntime(): Promise<void> {
-    const last = await readHubSetting(this.db, HEARTBEAT);
-    const now = Date.now();
-    if (last !== undefined && now > Number(last)) await shiftSubscriptionActivity(this.db, now - Number(last));
-    await writeHubSetting(this.db, HEARTBEAT, String(now));
+    await this.store.discountDowntime(Date.now());
   }
 
   start(): void {
@@ -53,7 +45,7 @@ export class Sweeper {
 
   async sweep(): Promise<void> {
     const now = Date.now();
-    const expired = await sweepSubscriptions(this.db, now, now - this.idleMs, this.notifier.waitingIds(), now - this.retentionMs);
+    const expired = await this.store.sweepSubscriptions(now, now - this.idleMs, this.notifier.waitingIds(), now - this.retentionMs);
     for (const s of expired) {
       this.logger.info({ subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName }, 'idle subscription expired');
     }
@@ -64,6 +56,6 @@ export class Sweeper {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
-    await writeHubSetting(this.db, HEARTBEAT, String(Date.now()));
+    await this.store.heartbeat(Date.now());
   }
 }

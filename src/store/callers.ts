@@ -1,23 +1,31 @@
-/** Callers: every identity that has talked to the hub, with the stable ConnectionId it was given. */
+/** Callers: every identity that has talked to the hub, with the stable ConnectionId it was given (the SQLite CallerBook). */
 import type { Kysely } from 'kysely';
-import type { CallerRow, Database } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import type { CallerBook, NewCaller } from './engine.js';
 
-type Executor = Kysely<Database>;
+export class CallerStore implements CallerBook {
+  constructor(private readonly db: Kysely<Database>) {}
 
-export async function findCaller(db: Executor, friendlyName: string): Promise<CallerRow | undefined> {
-  return db.selectFrom('callers').selectAll().where('friendly_name', '=', friendlyName).executeTakeFirst();
-}
+  async connectionId(friendlyName: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('callers').select('connection_id').where('friendly_name', '=', friendlyName).executeTakeFirst();
+    return row?.connection_id;
+  }
 
-/**
- * Records the caller unless its friendly name is known already; either way returns the ConnectionId
- * on record. (The no-op update on conflict is what makes RETURNING give the existing row.)
- */
-export async function recordCaller(db: Executor, caller: CallerRow): Promise<string> {
-  const row = await db
-    .insertInto('callers')
-    .values(caller)
-    .onConflict((oc) => oc.column('friendly_name').doUpdateSet((eb) => ({ friendly_name: eb.ref('excluded.friendly_name') })))
-    .returning('connection_id')
-    .executeTakeFirstOrThrow();
-  return row.connection_id;
+  /** One statement: the no-op update on conflict is what makes RETURNING give the existing row. */
+  async record(caller: NewCaller): Promise<string> {
+    const row = await this.db
+      .insertInto('callers')
+      .values({
+        connection_id: caller.connectionId,
+        friendly_name: caller.friendlyName,
+        kind: caller.kind,
+        sentinel_name: caller.sentinelName,
+        package_name: caller.packageName,
+        first_seen_ms: caller.firstSeenMs,
+      })
+      .onConflict((oc) => oc.column('friendly_name').doUpdateSet((eb) => ({ friendly_name: eb.ref('excluded.friendly_name') })))
+      .returning('connection_id')
+      .executeTakeFirstOrThrow();
+    return row.connection_id;
+  }
 }

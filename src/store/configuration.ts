@@ -6,17 +6,39 @@
 import type { Kysely } from 'kysely';
 import type { HubConfiguration } from '../config/model.js';
 import type { Database } from '../db/schema.js';
+import type { ConfigurationHistory, ConfigurationVersion } from './engine.js';
 
 type Executor = Kysely<Database>;
 
 /** Versions kept; older ones are deleted as new ones are recorded. */
 export const CONFIGURATION_VERSIONS_KEPT = 50;
 
-export interface ConfigurationVersion {
-  writtenBy: string;
-  reason: string;
-  applied: boolean;
-  text: string;
+/** The SQLite ConfigurationHistory: each operation one transaction (Kysely's begin IMMEDIATE here, db/queuedDialect.ts). */
+export class ConfigurationStore implements ConfigurationHistory {
+  constructor(private readonly db: Executor) {}
+
+  applied(version: ConfigurationVersion, config: HubConfiguration, options: { unlessNewest: boolean }): Promise<void> {
+    return this.db.transaction().execute(async (trx) => {
+      const latest = options.unlessNewest ? await latestConfigurationVersion(trx) : undefined;
+      if (latest?.text !== version.text) await recordConfigurationVersion(trx, version);
+      await replaceInstanceGroups(trx, config);
+    });
+  }
+
+  record(version: ConfigurationVersion, config?: HubConfiguration): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const id = await recordConfigurationVersion(trx, version);
+      if (config) await replaceInstanceGroups(trx, config);
+      return id;
+    });
+  }
+
+  revert(id: number, config?: HubConfiguration): Promise<void> {
+    return this.db.transaction().execute(async (trx) => {
+      await deleteConfigurationVersion(trx, id);
+      if (config) await replaceInstanceGroups(trx, config);
+    });
+  }
 }
 
 /** Records a version and trims the history to the newest CONFIGURATION_VERSIONS_KEPT. Returns its id. */

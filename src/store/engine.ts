@@ -1,16 +1,33 @@
 /**
  * The store's operations as the hub sees them: the seam a second engine (PostgreSQL, next) implements.
  * Each operation is one transaction whose promise settles after its COMMIT; nothing here exposes a
- * statement, a transaction or a connection. The SQLite implementations are StateObjectStore,
- * MessageStore and SubscriptionStore.
+ * statement, a transaction or a connection, and the hub receives nothing but these interfaces and the
+ * domain types beside them. The SQLite implementations (one class per interface, in the module named
+ * after it) are listed in docs/architecture.md, "The store owns its transactions"; createHub.ts wires
+ * them.
  */
+import type { HubConfiguration } from '../config/model.js';
 import type { MessageRow } from '../db/schema.js';
-import type { StateObjectChange, StateObjectGlobs } from './stateObjects.js';
+import type { StateObjectChange, StateObjectGlobs, StoredStateObject } from './stateObjects.js';
 import type { ChangedObject, StateObjectWrite, StoredFilter } from './stateObjectStore.js';
 import type { NewMessage, TakenMessages } from './messageStore.js';
 import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner } from './subscriptionStore.js';
 
-export type { ChangedObject, StoredFilter, Interest, MessageRow, NewMessage, OpenedSubscription, StateObjectChange, StateObjectWrite, SubscriptionKind, SubscriptionOwner, TakenMessages };
+export type { ChangedObject, StoredFilter, Interest, MessageRow, NewMessage, OpenedSubscription, StateObjectChange, StateObjectGlobs, StateObjectWrite, StoredStateObject, SubscriptionKind, SubscriptionOwner, TakenMessages };
+
+/** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
+export interface StoredMessage {
+  id: number;
+  sender_connection_id: string;
+  sender_type: number;
+  sender_friendly_name: string;
+  scope: number;
+  args: string;
+  saga_id: string | null;
+  key: string;
+  data: string;
+  sent_ms: number;
+}
 
 /** StateObjects as a log with one sequence; subscriptions read it through a cursor per filter. */
 export interface StateObjectLog {
@@ -70,4 +87,138 @@ export interface PackageLogBook {
   read(query: LogQuery): Promise<PackageLogEntry[]>;
   /** Keeps the newest `keep` entries; returns how many went. */
   trim(keep: number): Promise<number>;
+}
+
+/** StateObjects read outside the log: RequestStateObjects and the expiry timer. */
+export interface StateObjectReads {
+  /** The current (not purged) objects matching the GLOBs, by sentinel, package and name. */
+  current(globs: StateObjectGlobs): Promise<StoredStateObject[]>;
+  /** The earliest expiry not yet announced, in epoch ms. */
+  nextExpiry(): Promise<number | undefined>;
+}
+
+/** A caller identity as first seen; its ConnectionId stays the same across requests and restarts. */
+export interface NewCaller {
+  connectionId: string;
+  friendlyName: string;
+  kind: 'consumer' | 'package';
+  sentinelName: string;
+  packageName: string;
+  firstSeenMs: number;
+}
+
+export interface CallerBook {
+  /** The ConnectionId on record for the friendly name; records nothing. */
+  connectionId(friendlyName: string): Promise<string | undefined>;
+  /** Records the caller unless its friendly name is known already; either way returns the ConnectionId on record. */
+  record(caller: NewCaller): Promise<string>;
+}
+
+export interface InstanceKey {
+  sentinelName: string;
+  packageName: string;
+}
+
+/** Package descriptors (JSON text), one per package instance: a later declaration replaces the earlier. */
+export interface DescriptorBook {
+  save(instance: InstanceKey, descriptor: string, now: number): Promise<void>;
+  find(instance: InstanceKey): Promise<string | undefined>;
+  /** Every declared descriptor, by sentinel and package name. */
+  all(): Promise<(InstanceKey & { descriptor: string })[]>;
+}
+
+/** Per-instance activity for the console's overview. */
+export interface InstanceActivity {
+  stateObjects: (InstanceKey & { n: number })[];
+  /** Unread messages and the last poll or subscribe, per caller identity. */
+  subscriptions: (InstanceKey & { queued: number; lastActiveMs: number })[];
+  /** The newest WriteLog entry of each instance that wrote one. */
+  lastLogs: (InstanceKey & { level: LogLevel; message: string; loggedMs: number })[];
+}
+
+export interface ActivityReport {
+  instances(): Promise<InstanceActivity>;
+}
+
+/** Settings the hub keeps in the database rather than the file. */
+export interface HubSettings {
+  /** The license as it was set (JSON text), or undefined for none. */
+  license(): Promise<string | undefined>;
+  setLicense(text: string): Promise<void>;
+}
+
+export interface ExpiredSubscription {
+  id: string;
+  kind: string;
+  credentialName: string;
+  friendlyName: string;
+}
+
+/** The sweeper's operations: idle time counted only while the hub runs, idle subscriptions, tombstones. */
+export interface Housekeeping {
+  /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
+  discountDowntime(now: number): Promise<void>;
+  /**
+   * Records the heartbeat, removes subscriptions idle since before `idleCutoff` (except `keep`, those
+   * with a waiting poll) and tombstones every cursor has passed or older than `tombstoneCutoff`.
+   */
+  sweepSubscriptions(now: number, idleCutoff: number, keep: string[], tombstoneCutoff: number): Promise<ExpiredSubscription[]>;
+  heartbeat(now: number): Promise<void>;
+}
+
+/** One version of the configuration file in its history. */
+export interface ConfigurationVersion {
+  writtenBy: string;
+  reason: string;
+  applied: boolean;
+  text: string;
+}
+
+/**
+ * What the database keeps of the configuration: the history of the file's versions and the package
+ * instance groups message addressing joins on. One operation per step of a configuration change.
+ */
+export interface ConfigurationHistory {
+  /**
+   * A configuration applied from the file (start-up, reload): its groups replace the stored ones, and
+   * `version` is recorded — unless `unlessNewest` and the newest version already has its text.
+   */
+  applied(version: ConfigurationVersion, config: HubConfiguration, options: { unlessNewest: boolean }): Promise<void>;
+  /** A file written: records `version` (and, when given, the groups of `config`); returns the version's id. */
+  record(version: ConfigurationVersion, config?: HubConfiguration): Promise<number>;
+  /** Undoes `record` for a file that could not be put in place: the version goes, the groups become `config`'s when given. */
+  revert(id: number, config?: HubConfiguration): Promise<void>;
+}
+
+/** A package of the repository (the archive itself is a file named by its SHA-256). */
+export interface RepositoryPackage {
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  fileName: string;
+  size: number;
+  sha256: string;
+  uploadedMs: number;
+  /** JSON: the manifest's setting definitions. */
+  settings: string;
+  icon: Buffer | null;
+  /** JSON: setting key → XSD text. */
+  xsds: string;
+}
+
+/** A change that may have left an archive nobody names: `unusedArchive` is its SHA-256 (delete the file after the commit). */
+export interface RepositoryChange {
+  unusedArchive?: string;
+}
+
+export interface RepositoryCatalog {
+  list(): Promise<RepositoryPackage[]>;
+  find(name: string): Promise<RepositoryPackage | undefined>;
+  /** Stores the package, replacing the version of the same name. */
+  replace(entry: RepositoryPackage): Promise<RepositoryChange>;
+  /** 'missing': no package `name`; 'taken': another package is named `newName`. */
+  rename(name: string, newName: string): Promise<'renamed' | 'missing' | 'taken'>;
+  /** Undefined when there was no package `name`. */
+  remove(name: string): Promise<RepositoryChange | undefined>;
 }

@@ -1,17 +1,22 @@
-/** Per-instance activity for the console's overview: read-only aggregates, one query each. */
+/** Per-instance activity for the console's overview: read-only aggregates (the SQLite ActivityReport). */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { ActivityReport, InstanceActivity, InstanceKey } from './engine.js';
 import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
 import { isAddressedTo } from './messageAddresses.js';
 
 type Executor = Kysely<Database>;
 
-export interface InstanceKey {
-  sentinelName: string;
-  packageName: string;
+export class ActivityStore implements ActivityReport {
+  constructor(private readonly db: Executor) {}
+
+  async instances(): Promise<InstanceActivity> {
+    const [stateObjects, subscriptions, logs] = await Promise.all([stateObjectCounts(this.db), subscriptionActivity(this.db), lastLogs(this.db)]);
+    return { stateObjects, subscriptions, lastLogs: logs };
+  }
 }
 
-export async function stateObjectCounts(db: Executor): Promise<(InstanceKey & { n: number })[]> {
+async function stateObjectCounts(db: Executor): Promise<(InstanceKey & { n: number })[]> {
   return db
     .selectFrom('state_objects')
     .select(['sentinel_name as sentinelName', 'package_name as packageName', (eb) => eb.fn.countAll<number>().as('n')])
@@ -28,7 +33,7 @@ const COUNTED_LOG_ENTRIES = 10_000;
  * Unread: log entries above a message subscription's cursor that are addressed to it (among the newest
  * COUNTED_LOG_ENTRIES), plus deliveries still pending from before the log (migration 0003).
  */
-export async function subscriptionActivity(db: Executor): Promise<(InstanceKey & { queued: number; lastActiveMs: number })[]> {
+async function subscriptionActivity(db: Executor): Promise<(InstanceKey & { queued: number; lastActiveMs: number })[]> {
   const subscriptions = await db
     .selectFrom('subscriptions')
     .innerJoin('callers', 'callers.connection_id', 'subscriptions.owner_connection_id')
@@ -61,20 +66,11 @@ export async function subscriptionActivity(db: Executor): Promise<(InstanceKey &
 }
 
 /** The newest WriteLog entry of each instance that wrote one. */
-export async function lastLogs(db: Executor) {
+async function lastLogs(db: Executor): Promise<InstanceActivity['lastLogs']> {
   const newest = db.selectFrom('package_logs').select((eb) => eb.fn.max('id').as('id')).groupBy(['sentinel_name', 'package_name']);
   return db
     .selectFrom('package_logs')
     .select(['sentinel_name as sentinelName', 'package_name as packageName', 'level', 'message', 'logged_ms as loggedMs'])
     .where('id', 'in', newest)
-    .execute();
-}
-
-export async function allDescriptors(db: Executor): Promise<(InstanceKey & { descriptor: string })[]> {
-  return db
-    .selectFrom('package_descriptors')
-    .select(['sentinel_name as sentinelName', 'package_name as packageName', 'descriptor'])
-    .orderBy('sentinel_name')
-    .orderBy('package_name')
     .execute();
 }

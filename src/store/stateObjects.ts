@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, StateObjectRow } from '../db/schema.js';
 import { narrowGlob } from '../hub/patterns.js';
+import type { StateObjectReads } from './engine.js';
 
 type Executor = Kysely<Database>;
 
@@ -20,17 +21,35 @@ export interface StateObjectGlobs {
   type: string;
 }
 
+/**
+ * A StateObject as the store keeps it: value and metadatas as JSON text, times in epoch ms. (The field
+ * names are the columns': every engine returns its rows as they are read, with no copy on the poll path.)
+ */
+export interface StoredStateObject {
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+  value: string;
+  metadatas: string;
+  last_update_ms: number;
+  lifetime_s: number;
+}
+
+// SQLite's rows are the stored objects as they are.
+const rowIsStored = (row: StateObjectRow): StoredStateObject => row;
+
 export interface StateObjectChange extends StateObjectKey {
   type: string;
-  /** Set when the object was purged (or is gone): the record goes out with `IsDeleted`. */
-  current: StateObjectRow | undefined;
+  /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
+  current: StoredStateObject | undefined;
 }
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
  * SQL by its literal prefix, end and longest middle piece, and matched exactly here (patterns.narrowGlob).
  */
-export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): Promise<StateObjectRow[]> {
+export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): Promise<StoredStateObject[]> {
   const name = narrowGlob(globs.name);
   let query = db
     .selectFrom('state_objects')
@@ -44,7 +63,7 @@ export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): 
   if (name.middle !== '') query = query.where(sql<boolean>`instr(name, ${name.middle}) > 0`);
   const rows = await query.orderBy('sentinel_name').orderBy('package_name').orderBy('name').execute();
   const matches = name.matches;
-  return matches === undefined ? rows : rows.filter((r) => matches(r.name));
+  return (matches === undefined ? rows : rows.filter((r) => matches(r.name))).map(rowIsStored);
 }
 
 export async function nextExpiry(db: Executor): Promise<number | undefined> {
@@ -82,4 +101,17 @@ export async function deleteTombstones(db: Executor, cutoffMs: number): Promise<
     )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** The SQLite StateObjectReads: plain reads through Kysely, each one statement. */
+export class StateObjectReadStore implements StateObjectReads {
+  constructor(private readonly db: Executor) {}
+
+  current(globs: StateObjectGlobs): Promise<StoredStateObject[]> {
+    return queryStateObjects(this.db, globs);
+  }
+
+  nextExpiry(): Promise<number | undefined> {
+    return nextExpiry(this.db);
+  }
 }

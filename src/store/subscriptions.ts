@@ -3,16 +3,11 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { writeHubSetting } from './configuration.js';
+import type { ExpiredSubscription } from './engine.js';
 import { deleteTombstones } from './stateObjects.js';
 
 type Executor = Kysely<Database>;
 
-export interface ExpiredSubscription {
-  id: string;
-  kind: string;
-  credentialName: string;
-  friendlyName: string;
-}
 
 /** Removes subscriptions idle since before `cutoff`, except `keep` (those with a waiting poll); says whose they were. */
 export async function deleteIdleSubscriptions(db: Executor, cutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
