@@ -13,7 +13,6 @@ import type { ConfigurationFile } from './config/model.js';
 import { ConfigurationError, managementAccessProblem } from './config/validate.js';
 import { parseConfigurationFile, serializeConfiguration } from './config/xmlFile.js';
 import type { OpenedDatabase } from './db/open.js';
-import { closeDatabase, incrementalVacuum, isDatabaseBusy, migrateToLatest, openDatabase } from './db/open.js';
 import { lockDataDirectory } from './db/dataDirectory.js';
 import { CallerDirectory } from './hub/caller.js';
 import { Configuration } from './hub/configuration.js';
@@ -36,24 +35,9 @@ import type { HubOptions } from './settings.js';
 import { HubMetrics } from './metrics.js';
 import { PollGate } from './hub/pollGate.js';
 import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
-import { countSubscriptions } from './store/subscriptions.js';
-import { countQueuedMessages } from './store/messages.js';
-import { countStateObjects } from './store/stateObjects.js';
-import { TransactionBatcher } from './db/batch.js';
-import { StateObjectStore } from './store/stateObjectStore.js';
-import { MessageStore } from './store/messageStore.js';
-import { SubscriptionStore } from './store/subscriptionStore.js';
-import { PackageLogStore } from './store/packageLogs.js';
-import { CallerStore } from './store/callers.js';
-import { ConfigurationStore } from './store/configuration.js';
-import { DescriptorStore } from './store/descriptors.js';
-import { HousekeepingStore } from './store/housekeeping.js';
-import { HubSettingsStore } from './store/hubSettings.js';
-import { ActivityStore } from './store/overview.js';
-import { RepositoryStore } from './store/repository.js';
-import { StateObjectReadStore } from './store/stateObjects.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
+import { openSqliteStore } from './store/sqliteStore.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -210,49 +194,35 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     : undefined;
   fs.mkdirSync(options.dataDir, { recursive: true });
   const notifier = new Notifier();
-  // The counts are read at scrape time only, long after `db` below exists.
+  // The counts are read at scrape time only, long after `store` below exists.
   const metrics = new HubMetrics({
     waitingPolls: () => notifier.waitingCount,
-    counts: async () => ({
-      subscriptions: await countSubscriptions(db),
-      queuedMessages: await countQueuedMessages(db),
-      stateObjects: await countStateObjects(db),
-    }),
+    counts: () => store.counts(),
   });
-  const database = openDatabase(path.join(options.dataDir, 'hub.db'), options.sync, (ms) => metrics.commitDuration.observe(ms / 1000), options.lockWaitMs);
-  const { db } = database;
-  if (database.switchedToIncrementalVacuum) logger.info('database rebuilt once (VACUUM) to switch to incremental auto-vacuum');
+  const store = await openSqliteStore({
+    file: path.join(options.dataDir, 'hub.db'),
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+    maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+    vacuumIntervalMs: options.vacuumIntervalMs,
+    logger,
+    committed: (commitMs, pieces) => {
+      metrics.commitDuration.observe(commitMs / 1000);
+      if (pieces !== undefined) metrics.batchSize.observe(pieces);
+    },
+  });
   const readiness = { ready: false };
-  try {
-    await migrateToLatest(db);
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
 
-  // The store: one SQLite implementation per interface of store/engine.ts.
-  const callerStore = new CallerStore(db);
-  const stateObjectReads = new StateObjectReadStore(db);
-
-  const configuration = new Configuration(new ConfigurationStore(db), options.configPath, config, configText);
+  const configuration = new Configuration(store.configuration, options.configPath, config, configText);
   await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
 
   const gate = new PollGate(options.maxPollsPerCredential);
-  const callers = new CallerDirectory(callerStore);
-  const batcher = new TransactionBatcher(db, database.sqlite, {
-    lockWaitMs: options.lockWaitMs,
-    committed: (commitMs, pieces) => {
-      metrics.commitDuration.observe(commitMs / 1000);
-      metrics.batchSize.observe(pieces);
-    },
-  });
-  const stateObjectStore = new StateObjectStore(db, database.sqlite, batcher);
-  const messageStore = new MessageStore(database.sqlite, batcher, { count: options.messageQueueLimit, ms: options.messageRetentionMs });
-  const subscriptionStore = new SubscriptionStore(database.sqlite, batcher, stateObjectStore, messageStore, options.maxSubscriptionsPerCredential);
-  const subscriptions = new Subscriptions(subscriptionStore, callers, notifier, gate);
-  const expiry = new ExpiryTimer(stateObjectReads, stateObjectStore, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const callers = new CallerDirectory(store.callers);
+  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate);
+  const expiry = new ExpiryTimer(store.stateObjectReads, store.stateObjects, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { missedMessages: 0 };
-  const messages = new Messages(messageStore, subscriptionStore, notifier, subscriptions, callers, {
+  const messages = new Messages(store.messages, store.subscriptions, notifier, subscriptions, callers, {
     missed: (subscription, caller, n) => {
       counters.missedMessages += n;
       metrics.droppedMessages.inc(n);
@@ -260,8 +230,8 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
         'message subscription fell behind the log retention: the oldest messages it had not read are gone');
     },
   });
-  const packageLogs = new PackageLogs(new PackageLogStore(db, database.sqlite, batcher), notifier, logger, options.logRetention);
-  const repository = new Repository(new RepositoryStore(db), path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
+  const packageLogs = new PackageLogs(store.packageLogs, notifier, logger, options.logRetention);
+  const repository = new Repository(store.repository, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
     maxEntries: 1000,
     maxUncompressedBytes: options.maxPackageUnpackedBytes,
     maxPackageBytes: options.maxPackageBytes,
@@ -269,16 +239,16 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     maxRedirects: 5,
   }, logger);
   await repository.start();
-  const descriptors = new Descriptors(new DescriptorStore(db));
+  const descriptors = new Descriptors(store.descriptors);
   const services: HubServices = {
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(stateObjectReads, stateObjectStore, subscriptionStore, notifier, subscriptions, expiry),
+    stateObjects: new StateObjects(store.stateObjectReads, store.stateObjects, store.subscriptions, notifier, subscriptions, expiry),
     messages,
     packageLogs,
-    descriptors: descriptors,
-    management: new Management(new HubSettingsStore(db), configuration, messages, options.configPath, repository, (address) => checkListen(options, address)),
+    descriptors,
+    management: new Management(store.settings, configuration, messages, options.configPath, repository, (address) => checkListen(options, address)),
     repository,
     version: HUB_VERSION,
     metrics,
@@ -289,21 +259,12 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       maxMs: options.authFailureMaxDelayMs,
       limit: options.authFailureLimit,
     }),
-    overview: new Overview(new ActivityStore(db), descriptors, configuration),
+    overview: new Overview(store.activity, descriptors, configuration),
   };
-  const sweeper = new Sweeper(new HousekeepingStore(db), notifier, packageLogs, messageStore, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
+  const sweeper = new Sweeper(store.housekeeping, notifier, packageLogs, store.messages, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();
-  const vacuum = setInterval(() => {
-    try {
-      incrementalVacuum(database.sqlite);
-    } catch (error) {
-      if (isDatabaseBusy(error)) logger.warn('incremental vacuum skipped: the database is locked by another process');
-      else logger.error({ err: error }, 'incremental vacuum failed');
-    }
-  }, options.vacuumIntervalMs);
-  vacuum.unref();
 
   const app = createApp(services, readiness);
   const callback = app.callback();
@@ -330,10 +291,9 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     }
   } catch (error) {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-    clearInterval(vacuum);
     await expiry.stop();
     await sweeper.stop();
-    await closeDatabase(database);
+    await store.close();
     throw error;
   }
   const port = (servers[0].address() as AddressInfo).port;
@@ -355,8 +315,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       clearTimeout(force);
       await expiry.stop();
       await sweeper.stop();
-      clearInterval(vacuum);
-      await closeDatabase(database);
+      await store.close();
     })();
     return stopping;
   };
@@ -369,7 +328,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       await services.management.reload(false, undefined, { by: '(signal)', reason: 'reload' });
     },
     services,
-    database,
+    database: store.database,
     generatedAdminKey,
     stop,
   };

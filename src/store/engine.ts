@@ -222,3 +222,32 @@ export interface RepositoryCatalog {
   /** Undefined when there was no package `name`. */
   remove(name: string): Promise<RepositoryChange | undefined>;
 }
+
+/** Row counts for the metrics, read at scrape time. */
+export interface StoreCounts {
+  subscriptions: { kind: string; n: number }[];
+  queuedMessages: number;
+  stateObjects: number;
+}
+
+/**
+ * A whole engine: every interface above, built once per hub by the engine's opener (SQLite:
+ * store/sqliteStore.ts) and handed out by createHub.ts.
+ */
+export interface HubStore {
+  stateObjects: StateObjectLog;
+  stateObjectReads: StateObjectReads;
+  messages: MessageLog;
+  subscriptions: SubscriptionRegistry;
+  packageLogs: PackageLogBook;
+  callers: CallerBook;
+  descriptors: DescriptorBook;
+  activity: ActivityReport;
+  settings: HubSettings;
+  housekeeping: Housekeeping;
+  configuration: ConfigurationHistory;
+  repository: RepositoryCatalog;
+  counts(): Promise<StoreCounts>;
+  /** Stops the engine's own upkeep and closes it, leaving everything committed on disk. */
+  close(): Promise<void>;
+}
