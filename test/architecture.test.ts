@@ -22,7 +22,6 @@ const ENGINE_PACKAGES = ['better-sqlite3', 'kysely'];
  */
 const STORE_EXCEPTIONS: Record<string, string> = {
   'messageAddresses.ts': 'plain TypeScript (no SQL): who a message is addressed to, shared by the store\'s reads and the notifier\'s index so both decide alike',
-  'messageStore.ts': 'the wire constant SAGA_RESPONSE_KEY (`__Response`) only, which the saga rule of Messages.send names',
 };
 
 const sourceFiles = (dir: string): string[] =>
@@ -85,6 +84,15 @@ describe('the store is the only way to the database', () => {
       expect(problems).toEqual([]);
     });
   }
+
+  it('keeps the seam engine-neutral: store/engine.ts imports no engine and no SQLite implementation', () => {
+    const engine = path.join(storeDir, 'engine.ts');
+    const imports = specifiers(engine);
+    expect(imports.filter(isEnginePackage)).toEqual([]);
+    const local = imports.filter((s) => s.startsWith('.')).map((s) => resolveRelative(engine, s));
+    expect(local.filter((t) => inside(dbDir, t)).map(rel)).toEqual([]);
+    expect(local.filter((t) => inside(storeDir, t)).map((t) => path.relative(storeDir, t)).filter((n) => !Object.hasOwn(STORE_EXCEPTIONS, n))).toEqual([]);
+  });
 
   it('names a reason for every exception, and each is still needed', () => {
     const imported = new Set(

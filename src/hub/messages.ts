@@ -1,8 +1,9 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
-export { SAGA_RESPONSE_KEY };
 import { badRequest, HubError } from '../errors.js';
 import type { MessageLog, SubscriptionRegistry } from '../store/engine.js';
-import { SAGA_RESPONSE_KEY } from '../store/messageStore.js';
+import { SAGA_RESPONSE_KEY } from '../store/engine.js';
+
+export { SAGA_RESPONSE_KEY };
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';

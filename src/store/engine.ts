@@ -7,13 +7,64 @@
  * them.
  */
 import type { HubConfiguration } from '../config/model.js';
-import type { MessageRow } from '../db/schema.js';
-import type { StateObjectChange, StateObjectGlobs, StoredStateObject } from './stateObjects.js';
-import type { ChangedObject, StateObjectWrite, StoredFilter } from './stateObjectStore.js';
-import type { NewMessage, TakenMessages } from './messageStore.js';
-import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner } from './subscriptionStore.js';
+import type { MessageAddresses } from './messageAddresses.js';
 
-export type { ChangedObject, StoredFilter, Interest, MessageRow, NewMessage, OpenedSubscription, StateObjectChange, StateObjectGlobs, StateObjectWrite, StoredStateObject, SubscriptionKind, SubscriptionOwner, TakenMessages };
+export interface StateObjectKey {
+  sentinelName: string;
+  packageName: string;
+  name: string;
+}
+
+/** GLOB patterns (see hub/patterns.ts) over the four filter keys. */
+export interface StateObjectGlobs {
+  sentinel: string;
+  package: string;
+  name: string;
+  type: string;
+}
+
+/**
+ * A StateObject as the store keeps it: value and metadatas as JSON text, times in epoch ms. (The field
+ * names are the columns': an engine hands the rows it read to the wire records with no copy per row.)
+ */
+export interface StoredStateObject {
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+  value: string;
+  metadatas: string;
+  last_update_ms: number;
+  lifetime_s: number;
+}
+
+/** One object a poll returns: its latest value, or its purge. */
+export interface StateObjectChange extends StateObjectKey {
+  type: string;
+  /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
+  current: StoredStateObject | undefined;
+}
+
+export interface StateObjectWrite extends StateObjectKey {
+  type: string;
+  /** JSON text. */
+  value: string;
+  /** JSON text. */
+  metadatas: string;
+  lastUpdateMs: number;
+  lifetimeS: number;
+  expiresAtMs: number | null;
+}
+
+export type ChangedObject = StateObjectKey & { type: string };
+
+/** A filter as stored, with its cursor. */
+export interface StoredFilter extends StateObjectGlobs {
+  id: number;
+  exactName: string | null;
+  readSeq: number;
+  createdSeq: number;
+}
 
 /** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
 export interface StoredMessage {
@@ -28,6 +79,36 @@ export interface StoredMessage {
   data: string;
   sent_ms: number;
 }
+
+export type NewMessage = Omit<StoredMessage, 'id'>;
+
+/** The key of a saga reply (wire.md). */
+export const SAGA_RESPONSE_KEY = '__Response';
+
+export interface TakenMessages {
+  messages: StoredMessage[];
+  /** Log entries that left the retention before this subscription read them (0 normally). */
+  missed: number;
+}
+
+export type SubscriptionKind = 'state_objects' | 'messages';
+
+/** Whose subscription it is: the caller's ConnectionId and the credential it authenticated with. */
+export interface SubscriptionOwner {
+  connectionId: string;
+  credentialName: string;
+}
+
+export interface OpenedSubscription {
+  id: string;
+  /** StateObject subscriptions: a filter was added (its first poll has news). */
+  added: boolean;
+}
+
+/** What a waiting poll listens for: its filters, or its message addresses. */
+export type Interest =
+  | { kind: 'state_objects'; filters: StoredFilter[] }
+  | { kind: 'messages'; addresses: MessageAddresses };
 
 /** StateObjects as a log with one sequence; subscriptions read it through a cursor per filter. */
 export interface StateObjectLog {

@@ -9,26 +9,16 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { MessageRow } from '../db/schema.js';
 import { ClientGone, HubError } from '../errors.js';
-import type { MessageLog } from './engine.js';
+import type { MessageLog, NewMessage, TakenMessages } from './engine.js';
+import { SAGA_RESPONSE_KEY } from './engine.js';
 import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
 import { isAddressedTo } from './messageAddresses.js';
-
-export type NewMessage = Omit<MessageRow, 'id'>;
-
-/** The key of a saga reply (wire.md). */
-export const SAGA_RESPONSE_KEY = '__Response';
 
 export interface MessageRetention {
   /** Messages kept in the log at most. */
   count: number;
   /** Age past which a message leaves the log, read or not. */
   ms: number;
-}
-
-export interface TakenMessages {
-  messages: MessageRow[];
-  /** Log entries that left the retention before this subscription read them (0 normally). */
-  missed: number;
 }
 
 /** Rows scanned per page when a cursor catches up. */

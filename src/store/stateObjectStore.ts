@@ -12,29 +12,7 @@ import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
 import { narrowGlob } from '../hub/patterns.js';
-import type { StateObjectLog } from './engine.js';
-import type { StateObjectChange, StateObjectGlobs, StateObjectKey } from './stateObjects.js';
-
-export interface StateObjectWrite extends StateObjectKey {
-  type: string;
-  /** JSON text. */
-  value: string;
-  /** JSON text. */
-  metadatas: string;
-  lastUpdateMs: number;
-  lifetimeS: number;
-  expiresAtMs: number | null;
-}
-
-export type ChangedObject = StateObjectKey & { type: string };
-
-/** A filter as stored, with its cursor. */
-export interface StoredFilter extends StateObjectGlobs {
-  id: number;
-  exactName: string | null;
-  readSeq: number;
-  createdSeq: number;
-}
+import type { ChangedObject, StateObjectChange, StateObjectGlobs, StateObjectLog, StateObjectWrite, StoredFilter } from './engine.js';
 
 type FilterRow = {
   id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;

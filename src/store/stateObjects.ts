@@ -3,47 +3,12 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, StateObjectRow } from '../db/schema.js';
 import { narrowGlob } from '../hub/patterns.js';
-import type { StateObjectReads } from './engine.js';
+import type { StateObjectGlobs, StateObjectReads, StoredStateObject } from './engine.js';
 
 type Executor = Kysely<Database>;
 
-export interface StateObjectKey {
-  sentinelName: string;
-  packageName: string;
-  name: string;
-}
-
-/** GLOB patterns (see hub/patterns.ts) over the four filter keys. */
-export interface StateObjectGlobs {
-  sentinel: string;
-  package: string;
-  name: string;
-  type: string;
-}
-
-/**
- * A StateObject as the store keeps it: value and metadatas as JSON text, times in epoch ms. (The field
- * names are the columns': every engine returns its rows as they are read, with no copy on the poll path.)
- */
-export interface StoredStateObject {
-  sentinel_name: string;
-  package_name: string;
-  name: string;
-  type: string;
-  value: string;
-  metadatas: string;
-  last_update_ms: number;
-  lifetime_s: number;
-}
-
 // SQLite's rows are the stored objects as they are.
 const rowIsStored = (row: StateObjectRow): StoredStateObject => row;
-
-export interface StateObjectChange extends StateObjectKey {
-  type: string;
-  /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
-  current: StoredStateObject | undefined;
-}
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in

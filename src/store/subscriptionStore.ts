@@ -8,30 +8,9 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { SubscriptionRow } from '../db/schema.js';
 import { HubError } from '../errors.js';
-import type { SubscriptionRegistry } from './engine.js';
-import type { MessageAddresses } from './messageAddresses.js';
+import type { Interest, OpenedSubscription, StateObjectGlobs, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from './engine.js';
 import type { MessageStore } from './messageStore.js';
-import type { StateObjectStore, StoredFilter } from './stateObjectStore.js';
-import type { StateObjectGlobs } from './stateObjects.js';
-
-export type SubscriptionKind = SubscriptionRow['kind'];
-
-/** Whose subscription it is: the caller's ConnectionId and the credential it authenticated with. */
-export interface SubscriptionOwner {
-  connectionId: string;
-  credentialName: string;
-}
-
-export interface OpenedSubscription {
-  id: string;
-  /** StateObject subscriptions: a filter was added (its first poll has news). */
-  added: boolean;
-}
-
-/** What a waiting poll listens for: its filters, or its message addresses. */
-export type Interest =
-  | { kind: 'state_objects'; filters: StoredFilter[] }
-  | { kind: 'messages'; addresses: MessageAddresses };
+import type { StateObjectStore } from './stateObjectStore.js';
 
 export class SubscriptionStore implements SubscriptionRegistry {
   private readonly select;
