@@ -52,6 +52,25 @@ describe('StateObject cursors', () => {
     expect(await poll(h, id)).toEqual([['TempKitchen', 21], ['TempHall', 19]]);
   });
 
+  it('applies the sentinel, package and type filters on every kind of name filter (exact, *, prefix)', async () => {
+    const h = await hub();
+    const p2 = pkg('S1', 'P2');
+    const ids = {
+      exact: await subscribe(h, { name: 'T1', package: 'P1' }),
+      any: await subscribe(h, { name: '*', package: 'P2' }),
+      prefix: await subscribe(h, { name: 'T*', type: 'System.String' }),
+      none: await subscribe(h, { name: '*', sentinel: 'S2' }),
+    };
+    for (const id of Object.values(ids)) expect(await poll(h, id)).toEqual([]);
+    await push(h, 'T1', 1);
+    expect((await get(h, 'platform/PushStateObject', p2, { name: 'T1', value: 2 })).status).toBe(204);
+    await get(h, 'platform/PushStateObject', p2, { name: 'T2', value: '"text"' });
+    expect(await poll(h, ids.exact)).toEqual([['T1', 1]]);
+    expect(await poll(h, ids.any)).toEqual([['T1', 2], ['T2', 'text']]);
+    expect(await poll(h, ids.prefix)).toEqual([['T2', 'text']]);
+    expect(await poll(h, ids.none)).toEqual([]);
+  });
+
   it("answers a new filter's first poll with the current objects it matches, and nothing the subscription saw", async () => {
     const h = await hub();
     await push(h, 'X', 1);
