@@ -42,7 +42,7 @@ export class ConfigurationStore implements ConfigurationHistory {
 }
 
 /** Records a version and trims the history to the newest CONFIGURATION_VERSIONS_KEPT. Returns its id. */
-export async function recordConfigurationVersion(trx: Executor, version: ConfigurationVersion, now = new Date()): Promise<number> {
+async function recordConfigurationVersion(trx: Executor, version: ConfigurationVersion, now = new Date()): Promise<number> {
   const row = await trx
     .insertInto('configuration_versions')
     .values({ written_at: now.toISOString(), written_by: version.writtenBy, reason: version.reason, applied: version.applied ? 1 : 0, text: version.text })
@@ -53,7 +53,7 @@ export async function recordConfigurationVersion(trx: Executor, version: Configu
 }
 
 /** Replaces the package instance groups SQL joins on (message fan-out) with those of `config`. */
-export async function replaceInstanceGroups(trx: Executor, config: HubConfiguration): Promise<void> {
+async function replaceInstanceGroups(trx: Executor, config: HubConfiguration): Promise<void> {
   await trx.deleteFrom('package_instance_groups').execute();
   const rows = config.sentinels.flatMap((s) =>
     s.packages.flatMap((p) => p.groups.map((g) => ({ sentinel_name: s.name, instance_name: p.name, group_name: g }))),
@@ -62,25 +62,12 @@ export async function replaceInstanceGroups(trx: Executor, config: HubConfigurat
   for (let i = 0; i < rows.length; i += 300) await trx.insertInto('package_instance_groups').values(rows.slice(i, i + 300)).execute();
 }
 
-export async function deleteConfigurationVersion(db: Executor, id: number): Promise<void> {
+async function deleteConfigurationVersion(db: Executor, id: number): Promise<void> {
   await db.deleteFrom('configuration_versions').where('id', '=', id).execute();
 }
 
-export async function latestConfigurationVersion(db: Executor): Promise<{ id: number; text: string } | undefined> {
+async function latestConfigurationVersion(db: Executor): Promise<{ id: number; text: string } | undefined> {
   return db.selectFrom('configuration_versions').select(['id', 'text']).orderBy('id', 'desc').limit(1).executeTakeFirst();
-}
-
-export async function listConfigurationVersions(db: Executor) {
-  return db
-    .selectFrom('configuration_versions')
-    .select(['id', 'written_at', 'written_by', 'reason', 'applied'])
-    .orderBy('id', 'desc')
-    .execute();
-}
-
-export async function configurationVersionText(db: Executor, id: number): Promise<string | undefined> {
-  const row = await db.selectFrom('configuration_versions').select('text').where('id', '=', id).executeTakeFirst();
-  return row?.text;
 }
 
 export async function readHubSetting(db: Executor, key: string): Promise<string | undefined> {
