@@ -27,6 +27,7 @@ import { Subscriptions } from './hub/subscriptions.js';
 import { Sweeper } from './hub/sweeper.js';
 import { createApp } from './http/app.js';
 import { rememberRequestTarget } from './http/consoleAssets.js';
+import { detachablePolls } from './http/detached.js';
 import type { HubServices } from './http/context.js';
 import type { ListenAddress } from './listen.js';
 import { listenAddresses } from './listen.js';
@@ -278,7 +279,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const urls: string[] = [];
   try {
     for (const group of groups.values()) {
-      const handler = rememberRequestTarget(underPrefixes(group.map((a) => a.prefix), callback));
+      const handler = rememberRequestTarget(underPrefixes(group.map((a) => a.prefix), detachablePolls(callback)));
       const server =
         group[0].protocol === 'https' && tls ? https.createServer({ ...tls, ...serverOptions(options) }, handler) : http.createServer(serverOptions(options), handler);
       servers.push(server);

@@ -3,8 +3,10 @@
  * Koa would have sent (status, headers, JSON body, error bodies), counted in the metrics, and a client
  * that left must not lose anything.
  */
+import diagnostics from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach, testConfiguration } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,6 +19,15 @@ async function waitingPolls(h: { url: string }, n: number): Promise<void> {
     await sleep(20);
   }
   throw new Error(`${n} polls never waited`);
+}
+
+async function noPollsWaiting(h: { url: string }): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    if (/hub_waiting_long_polls 0\b/.test(text)) return;
+    await sleep(20);
+  }
+  throw new Error('a poll still waits after its client left');
 }
 
 describe('a waiting long-poll answered outside Koa', () => {
@@ -82,5 +93,68 @@ describe('a waiting long-poll answered outside Koa', () => {
     await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Ping', data: 42 });
     const next = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
     expect(next.json<{ Key: string; Data: unknown }[]>().map((m) => [m.Key, m.Data])).toEqual([['Ping', 42]]);
+  });
+
+  it('holds no Koa remnants while it waits: no on-finished listeners, no header object, one close listener', async () => {
+    const h = await hub();
+    const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
+    // Node publishes every request the hub's server receives (a public channel): the poll's own objects.
+    const seen: { request: IncomingMessage; response: ServerResponse }[] = [];
+    const onRequest = (message: unknown) => seen.push(message as { request: IncomingMessage; response: ServerResponse });
+    diagnostics.subscribe('http.server.request.start', onRequest);
+    try {
+      const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 10_000 } });
+      await waitingPolls(h, 1);
+      const poll = seen.find((s) => s.request.url?.includes('GetStateObjects'));
+      expect(poll).toBeDefined();
+      const { response } = poll as { response: ServerResponse };
+      // on-finished (Koa) listens for 'end' on every response it watches (and 'finish', and the socket's
+      // 'close' and 'error'); Node itself never does.
+      expect(response.listenerCount('end')).toBe(0);
+      expect(response.listenerCount('close')).toBe(1);
+      expect(response.getHeaderNames()).toEqual([]);
+      await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 1 });
+      const woken = await waiting;
+      expect(woken.status).toBe(200);
+      expect(woken.headers.get('vary')).toBe('Origin');
+      expect(woken.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(woken.json<{ StateObject: { Value: unknown } }[]>().map((u) => u.StateObject.Value)).toEqual([1]);
+    } finally {
+      diagnostics.unsubscribe('http.server.request.start', onRequest);
+    }
+  });
+
+  it('sets Vary on poll answers given inside Koa (bad input, HEAD) as on every other answer', async () => {
+    const h = await hub();
+    const bad = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: 'x', timeout: 'soon' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('vary')).toBe('Origin');
+    const head = await call(h, 'HEAD', 'consumer/GetStateObjects', app, { query: { subscriptionId: 'x' } });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('vary')).toBe('Origin');
+    const options = await call(h, 'OPTIONS', 'consumer/GetStateObjects', undefined);
+    expect(options.status).toBe(204);
+    expect(options.headers.get('vary')).toBe('Origin');
+    // With Origin, the CORS headers and no Vary: Origin from the hub, as before.
+    const cors = await call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: 'x', timeout: 'soon' }, headers: { Origin: 'http://console.example' } });
+    expect(cors.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('stops waiting as soon as the client leaves (under a listen prefix) and answers the next poll on that subscription', async () => {
+    // Under a listen prefix the poll is recognised after the prefix is taken off (createHub.ts).
+    const h = await hub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] } });
+    expect(h.url).toMatch(/\/constellation$/);
+    const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
+    for (let round = 0; round < 3; round++) {
+      const controller = new AbortController();
+      const gone = call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 60_000 }, signal: controller.signal }).catch(() => 'aborted');
+      await waitingPolls(h, 1);
+      controller.abort();
+      expect(await gone).toBe('aborted');
+      await noPollsWaiting(h);
+    }
+    await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 2 });
+    const next = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 });
+    expect(next.json<{ StateObject: { Value: unknown } }[]>().map((u) => u.StateObject.Value)).toEqual([2]);
   });
 });

@@ -13,6 +13,7 @@ import { authenticationValues } from './request.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
 import { errorMapping } from './errorMapping.js';
+import { isPollPath } from './detached.js';
 import { managementRouter } from './management.js';
 import { platformRouter } from './platform.js';
 import { consoleRoutes } from './console.js';
@@ -79,6 +80,8 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   app.use(async (ctx, next) => {
     ctx.state.requestId = `${idPrefix}-${++requests}`;
     const started = performance.now();
+    // Read now: a detached poll drops the parsed URL (detached.ts), which reading it later would rebuild.
+    const { path, method } = ctx;
     if (!readiness.ready) ctx.set('Connection', 'close');
     let failed = true;
     try {
@@ -86,8 +89,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
       failed = false;
     } finally {
       const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const { path, method } = ctx;
-      const { requestId, answered } = ctx.state;
+      const { requestId, detached } = ctx.state;
       // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
       const record = (status: number) => {
         const counter = counterFor(path, typeof route === 'string' ? route : undefined, status);
@@ -97,7 +99,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
           services.logger.debug({ reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
         }
       };
-      if (answered && !failed) void answered.then(record);
+      if (detached && !failed) detached.whenAnswered(record);
       else record(ctx.status);
     }
   });
@@ -118,8 +120,22 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   // without it get a leaner answer. Vary tells caches that the answer depends on that header.
   app.use((ctx, next) => {
     if (ctx.get('Origin')) return corsHeaders(ctx, () => preflight(ctx, next));
-    ctx.set('Vary', 'Origin');
-    return preflight(ctx, next);
+    if (ctx.method === 'OPTIONS' || !isPollPath(ctx.path)) {
+      ctx.set('Vary', 'Origin');
+      return preflight(ctx, next);
+    }
+    // A poll that waits would keep the response's header object (~240 B) for the whole wait: its
+    // answer sets Vary when written (detached.ts); one answered in the chain gets it here.
+    ctx.state.varyOrigin = true;
+    return (next() as Promise<void>).then(
+      () => {
+        if (ctx.respond !== false) ctx.set('Vary', 'Origin');
+      },
+      (thrown: unknown) => {
+        ctx.set('Vary', 'Origin');
+        throw thrown;
+      },
+    );
   });
 
   // Whatever no router answered: an unknown action or resource. (Routers' allowedMethods answer 405 first.)

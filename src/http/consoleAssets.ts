@@ -82,12 +82,15 @@ function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
 const notBuilt = () =>
   new HubError(503, 'ConsoleNotBuilt', 'The console is not built.', "Run 'npm run build' (npm ci does it once) and reload the page.");
 
+const REST = /\/rest\//i;
 const requestTargets = new WeakMap<http.IncomingMessage, string>();
 
 /** Wraps the listener that strips the listen prefix, so the redirect from / can put the prefix back. */
 export function rememberRequestTarget(listener: http.RequestListener): http.RequestListener {
   return (req, res) => {
-    requestTargets.set(req, req.url ?? '/');
+    // Only a request for / is redirected: the interfaces' requests (thousands of waiting polls) are not kept.
+    const url = req.url ?? '/';
+    if (!REST.test(url)) requestTargets.set(req, url);
     listener(req, res);
   };
 }

@@ -1,8 +1,10 @@
 /** What the HTTP layer hands to every router: the hub's services and the request state they share. */
 import type { Context } from 'koa';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Configuration } from '../hub/configuration.js';
 import type { Caller } from '../hub/caller.js';
+import type { ClientSignal } from '../store/engine.js';
 import type { Messages } from '../hub/messages.js';
 import type { StateObjects } from '../hub/stateObjects.js';
 import type { PackageLogs } from '../hub/packageLogs.js';
@@ -11,6 +13,7 @@ import type { HubOptions } from '../settings.js';
 import type { Management } from '../hub/management.js';
 import type { AuthFailureThrottle } from '../hub/authFailureThrottle.js';
 import type { HubMetrics } from '../metrics.js';
+import type { DetachedAnswer } from './detached.js';
 import type { Repository } from '../hub/repository.js';
 import type { Overview } from '../hub/overview.js';
 
@@ -36,21 +39,53 @@ export interface HubState {
   caller: Caller;
   /** The query string's parameters by lower-cased name, parsed on first use (request.ts). */
   query?: Map<string, string>;
-  /** Set when a long-poll is answered outside Koa (detached.ts): resolves with the status it sent. */
-  answered?: Promise<number>;
+  /** Set when a long-poll is answered outside Koa (detached.ts): tells the status it sent. */
+  detached?: DetachedAnswer;
+  /** `Vary: Origin` is still to be set: a poll's answer sets it when it is written (app.ts, detached.ts). */
+  varyOrigin?: boolean;
+}
+
+const SIGNAL = Symbol('clientGone');
+
+/**
+ * Aborted when the client goes away before its response is written. What a long-poll needs of an
+ * AbortSignal (`aborted`, one 'abort' listener: the waiter) without an EventTarget per request: a
+ * waiting poll holds this small object and one shared 'close' listener on its response.
+ */
+class ClientGoneSignal implements ClientSignal {
+  aborted = false;
+  private listener: EventListenerObject | undefined = undefined;
+
+  addEventListener(_type: 'abort', listener: EventListenerObject): void {
+    this.listener = listener;
+  }
+
+  removeEventListener(_type: 'abort', listener: EventListenerObject): void {
+    if (this.listener === listener) this.listener = undefined;
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.handleEvent(new Event('abort'));
+  }
+}
+
+/** Shared by every response: Node calls it with the response as `this`. */
+function onResponseClose(this: ServerResponse & { [SIGNAL]?: ClientGoneSignal }): void {
+  if (!this.writableFinished) this[SIGNAL]?.abort();
 }
 
 /** Aborted when the client goes away before its response is written (long-polls stop waiting). */
-export function clientGone(ctx: Context): AbortSignal {
-  const controller = new AbortController();
-  // Holds the response only, not the context: the listener lives as long as the poll waits.
-  const { res } = ctx;
-  const onClose = () => {
-    if (!res.writableFinished) controller.abort();
-  };
-  res.once('close', onClose);
-  if (ctx.req.socket.destroyed) controller.abort();
-  return controller.signal;
+export function clientGone(ctx: Context): ClientSignal {
+  const signal = new ClientGoneSignal();
+  const res = ctx.res as ServerResponse & { [SIGNAL]?: ClientGoneSignal };
+  res[SIGNAL] = signal;
+  res.on('close', onResponseClose);
+  if (ctx.req.socket.destroyed) signal.abort();
+  return signal;
 }
 
 /** A subscription id goes out as a JSON string: 38 bytes for a GUID, no newline (firmware checks). */

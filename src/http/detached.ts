@@ -4,21 +4,45 @@
  * docs/benchmarks.md). So a poll handler parses its parameters in the chain (bad input is answered
  * there), then hands the poll's promise to `answerLater`: Koa stops responding for this request, the
  * chain returns at once, and only the poll's own waiting state plus one small closure stays alive.
- * When the poll settles it is answered here with what Koa would have sent: the headers already set by
- * the chain (Vary, CORS, Connection) stay on the response, then 200 with the JSON body, or the hub's
- * JSON error (errorAnswer). The metrics middleware counts the request when `answered` resolves.
+ * When the poll settles it is answered here with what Koa would have sent: Vary (left to the answer by
+ * app.ts) and the headers already set by the chain (CORS, Connection), then 200 with the JSON body, or
+ * the hub's JSON error (errorAnswer). The metrics middleware counts the request when it is answered.
  */
 import type { Context } from 'koa';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubState } from './context.js';
 import { errorAnswer } from './errorMapping.js';
 
-function writeJson(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): number {
+/**
+ * What the chain left for a detached answer: the request metrics (app.ts) wait for its status. A plain
+ * object rather than a promise: a waiting poll then holds one fewer promise and its reaction.
+ */
+export class DetachedAnswer {
+  private status: number | undefined = undefined;
+  private listener: ((status: number) => void) | undefined = undefined;
+
+  /** Calls `listener` with the status once the answer is written (at once if it already was). */
+  whenAnswered(listener: (status: number) => void): void {
+    if (this.status === undefined) this.listener = listener;
+    else listener(this.status);
+  }
+
+  answered(status: number): void {
+    this.status = status;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.(status);
+  }
+}
+
+function writeJson(res: ServerResponse, status: number, value: unknown, varyOrigin: boolean, headers?: Record<string, string>): number {
   // The client left: the poll consumed nothing for it (take runs with the abort signal); nothing to write.
   if (res.headersSent || res.destroyed) return status;
   const text = JSON.stringify(value);
   res.statusCode = status;
+  // First, where the chain would have put it (app.ts leaves it to the answer, so the wait holds no header object).
+  if (varyOrigin) res.setHeader('Vary', 'Origin');
   if (headers) for (const name in headers) res.setHeader(name, headers[name]);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
@@ -37,10 +61,38 @@ function forgetKoa(res: ServerResponse): void {
   if (Array.isArray(listener?.queue)) listener.queue.length = 0;
 }
 
+/** The routes whose requests may be detached (sharedActions.ts): GetStateObjects and GetMessages. */
+const POLL_PATH = /^\/+rest\/+(?:consumer|platform|constellation)\/+get(?:stateobjects|messages)\/*(?:\?|$)/i;
+
+/** A request target (or Koa path) of a route whose requests may be detached. */
+export const isPollPath = (target: string): boolean => POLL_PATH.test(target);
+
+/**
+ * What on-finished finds on a response it already watches: it then only adds its listener to `queue`.
+ * This queue drops it: Koa's error listener is not needed for a poll's JSON answer (a socket error
+ * on it has nothing left to report), and a detached poll would otherwise keep it for the whole wait.
+ */
+const NOT_WATCHED = Object.assign(() => undefined, { queue: { push: () => 0 } });
+
+/**
+ * Koa asks on-finished to watch every response (Application.handleRequest), which costs a poll about
+ * 1.5 KB while it waits: listeners on the response and on the socket (ee-first's `onevent`, `thunk`,
+ * `cleanup`, on-finished's `onFinish`/`onSocket`, an AsyncResource) and their contexts, which stay
+ * until the response ends even once forgetKoa emptied the queue. A poll route's response is marked as
+ * watched before Koa sees it, so none of that is created. Should on-finished stop looking at
+ * `__onFinished`, this does nothing (forgetKoa still drops Koa's context) and only the memory returns.
+ */
+export function detachablePolls(listener: RequestListener): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (isPollPath(req.url ?? '')) (res as unknown as { __onFinished?: unknown }).__onFinished = NOT_WATCHED;
+    listener(req, res);
+  };
+}
+
 /** Answers the request with `result`'s value (200, JSON) or error once it settles, outside Koa's chain. */
 export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logger): void {
   const state = ctx.state as HubState;
-  const { res } = ctx;
+  const { res, req } = ctx;
   const { requestId } = state;
   const { path } = ctx;
   ctx.respond = false;
@@ -49,12 +101,18 @@ export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logg
   forgetKoa(res);
   // Nothing the waiter needs: the parsed query would otherwise stay reachable for the whole wait.
   state.query = undefined;
-  state.answered = result.then(
+  // Caches Koa filled while routing, recomputed should anything read them again: the header object
+  // (Node keeps `rawHeaders`) and parseurl's parsed URL (`req.url` stays).
+  req.headers = null as unknown as IncomingMessage['headers'];
+  (req as { _parsedUrl?: unknown })._parsedUrl = undefined;
+  const answer = (state.detached = new DetachedAnswer());
+  const varyOrigin = state.varyOrigin === true;
+  result.then(
     // Undefined (the client left, nothing consumed) is answered as the Koa path did: an empty array.
-    (value) => writeJson(res, 200, value ?? []),
+    (value) => answer.answered(writeJson(res, 200, value ?? [], varyOrigin)),
     (thrown: unknown) => {
-      const answer = errorAnswer(thrown, logger, requestId, path);
-      return writeJson(res, answer.status, answer.body, answer.headers);
+      const { status, body, headers } = errorAnswer(thrown, logger, requestId, path);
+      answer.answered(writeJson(res, status, body, varyOrigin, headers));
     },
   );
 }

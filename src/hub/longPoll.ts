@@ -1,4 +1,5 @@
 import { ClientGone } from '../errors.js';
+import type { ClientSignal } from '../store/engine.js';
 import type { Notifier, Waiter } from './notifier.js';
 
 /**
@@ -16,7 +17,7 @@ export async function longPoll<T>(
   /** From `notifier.register(key, interest)`, called by the caller right before (the interest is not held while waiting). */
   waiter: Waiter,
   timeoutMs: number,
-  abort: AbortSignal,
+  abort: ClientSignal,
   take: () => Promise<T[]>,
   settle?: (result: T[] | undefined) => Promise<void>,
 ): Promise<T[] | undefined> {

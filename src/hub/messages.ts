@@ -1,6 +1,6 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
 import { badRequest, HubError } from '../errors.js';
-import type { MessageLog, SubscriptionRegistry } from '../store/engine.js';
+import type { ClientSignal, MessageLog, SubscriptionRegistry } from '../store/engine.js';
 import { SAGA_RESPONSE_KEY } from '../store/engine.js';
 
 export { SAGA_RESPONSE_KEY };
@@ -89,7 +89,7 @@ export class Messages {
     subscriptionId: string | undefined,
     timeoutMs: number,
     limit: number,
-    abort: AbortSignal,
+    abort: ClientSignal,
   ): Promise<MessageRecord[] | undefined> {
     return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, async (id) => {
       const { messages, missed } = await this.store.take(id, limit, abort);

@@ -8,7 +8,7 @@
  */
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
-import type { Interest as SubscriptionInterest, StoredFilter } from '../store/engine.js';
+import type { Interest as SubscriptionInterest, StoredFilter, ClientSignal } from '../store/engine.js';
 import { fromGlob, matchesPattern } from './patterns.js';
 
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
@@ -31,7 +31,7 @@ export class Waiter {
   private ended: Ending | undefined;
   private resolve: ((outcome: WaitOutcome) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private abort: AbortSignal | undefined;
+  private abort: ClientSignal | undefined;
 
   /** Forget an earlier wake-up: called right before reading, so only later commits count. */
   clearSignal(): void {
@@ -65,7 +65,7 @@ export class Waiter {
   }
 
   /** Resolves on a wake-up (possibly one that came before the call), the timeout, abort, or end. */
-  wait(ms: number, abort: AbortSignal): Promise<WaitOutcome> {
+  wait(ms: number, abort: ClientSignal): Promise<WaitOutcome> {
     if (this.ended) return Promise.resolve(this.ended);
     if (abort.aborted) return Promise.resolve('aborted');
     if (this.signalled) return Promise.resolve('woken');

@@ -1,7 +1,7 @@
 /** WriteLog: persisted, echoed to the hub's own log, readable and followable by administrators. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { LogLevel, LogQuery, PackageLogBook, PackageLogEntry } from '../store/engine.js';
+import type { LogLevel, LogQuery, PackageLogBook, PackageLogEntry, ClientSignal } from '../store/engine.js';
 import type { Caller } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { Notifier } from './notifier.js';
@@ -48,7 +48,7 @@ export class PackageLogs {
    * until an entry after the cursor is written or the timeout passes: how a console follows the logs.
    * Resolves with [] when the client went away.
    */
-  async read(query: LogQuery, waitMs: number, abort: AbortSignal): Promise<LogRecord[]> {
+  async read(query: LogQuery, waitMs: number, abort: ClientSignal): Promise<LogRecord[]> {
     const read = async () => (await this.store.read(query)).map(toRecord);
     if (query.afterId === undefined || waitMs <= 0) return read();
     const key = `logs:${randomUUID()}`;

@@ -1,5 +1,5 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
-import type { StateObjectGlobs, StateObjectLog, StateObjectReads, SubscriptionRegistry } from '../store/engine.js';
+import type { StateObjectGlobs, StateObjectLog, StateObjectReads, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
@@ -104,7 +104,7 @@ export class StateObjects {
     subscriptionId: string | undefined,
     timeoutMs: number,
     limit: number,
-    abort: AbortSignal,
+    abort: ClientSignal,
   ): Promise<StateObjectUpdate[] | undefined> {
     return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id) => {
       // What the caller may not see is read past (its cursor moves) and left out; read on while a

@@ -1,7 +1,7 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
 import { badRequest, subscriptionLost } from '../errors.js';
 import { isGuid } from '../store/messageAddresses.js';
-import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from '../store/engine.js';
+import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { Notifier } from './notifier.js';
@@ -52,7 +52,7 @@ export class Subscriptions {
     id: string | undefined,
     kind: SubscriptionKind,
     timeoutMs: number,
-    abort: AbortSignal,
+    abort: ClientSignal,
     take: (subscriptionId: string) => Promise<T[]>,
   ): Promise<T[] | undefined> {
     const interest = await this.requireOwned(caller, id, kind);

@@ -110,6 +110,17 @@ export type Interest =
   | { kind: 'state_objects'; filters: StoredFilter[] }
   | { kind: 'messages'; addresses: MessageAddresses };
 
+/**
+ * Tells a poll that its client went away: AbortSignal's `aborted` and its 'abort' listener object. An
+ * AbortSignal is one; the HTTP layer passes a lighter object (http/context.ts: an EventTarget per
+ * waiting poll costs about 1 KB).
+ */
+export interface ClientSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: EventListenerObject, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: EventListenerObject): void;
+}
+
 /** StateObjects as a log with one sequence; subscriptions read it through a cursor per filter. */
 export interface StateObjectLog {
   push(write: StateObjectWrite): Promise<void>;
@@ -118,14 +129,14 @@ export interface StateObjectLog {
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
   expire(now: number): Promise<ChangedObject[]>;
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
-  take(subscription: string, limit: number, abort: AbortSignal): Promise<StateObjectChange[]>;
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]>;
 }
 
 /** Messages as one ordered log with bounded retention; each subscription reads it through its cursor. */
 export interface MessageLog {
   /** Appends; with `sagaReplyBy`, only as the answer to an unanswered saga request that caller received (else 403). */
   send(message: NewMessage, options?: { sagaReplyBy?: string; refusal?: string }): Promise<number>;
-  take(subscription: string, limit: number, abort: AbortSignal): Promise<TakenMessages>;
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages>;
   /** Housekeeping: what every cursor has passed, what is past the age limit. */
   sweep(now: number): Promise<number>;
 }

@@ -9,7 +9,7 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { MessageRow } from '../db/schema.js';
 import { ClientGone, HubError } from '../errors.js';
-import type { MessageLog, NewMessage, TakenMessages } from './engine.js';
+import type { ClientSignal, MessageLog, NewMessage, TakenMessages } from './engine.js';
 import { SAGA_RESPONSE_KEY } from './engine.js';
 import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
 import { isAddressedTo } from './messageAddresses.js';
@@ -124,7 +124,7 @@ export class MessageStore implements MessageLog {
    * moves the cursor past them, in one transaction; remembers saga requests delivered, so their
    * replies are exempt. Throws ClientGone (rolling back) when `abort` fired meanwhile.
    */
-  take(subscription: string, limit: number, abort: AbortSignal): Promise<TakenMessages> {
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages> {
     return this.batcher.run(() => {
       const to = this.addressesNow(subscription);
       if (!to) return { messages: [], missed: 0 };

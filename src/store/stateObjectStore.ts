@@ -12,7 +12,7 @@ import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
 import { narrowGlob } from '../hub/patterns.js';
-import type { ChangedObject, StateObjectChange, StateObjectGlobs, StateObjectLog, StateObjectWrite, StoredFilter } from './engine.js';
+import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectGlobs, StateObjectLog, StateObjectWrite, StoredFilter } from './engine.js';
 
 type FilterRow = {
   id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;
@@ -239,7 +239,7 @@ export class StateObjectStore implements StateObjectLog {
    * its latest value) and moves its cursors past them in the same transaction. Throws ClientGone,
    * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
    */
-  take(subscription: string, limit: number, abort: AbortSignal): Promise<StateObjectChange[]> {
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]> {
     return this.batcher.run(() => {
       const legacy = this.backlog.take(subscription, limit);
       if (legacy.length > 0) {
