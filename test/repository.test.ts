@@ -94,6 +94,17 @@ describe('upload and read back', () => {
     expect(repositoryFiles(h)).toEqual([`${entry.Sha256}.zip`]);
   });
 
+  it('keeps the archive when the same package is uploaded again (the replaced entry named the same file)', async () => {
+    const h = await hub();
+    const data = thermo('1.0.0');
+    const [first] = (await upload(h, [{ name: 'thermo.zip', data }])).json<{ Sha256: string }[]>();
+    const again = await upload(h, [{ name: 'thermo-again.zip', data }]);
+    expect(again.json<{ FileName: string; Sha256: string }[]>()).toMatchObject([{ FileName: 'thermo-again.zip', Sha256: first.Sha256 }]);
+    expect(repositoryFiles(h)).toEqual([`${first.Sha256}.zip`]);
+    const icon = await fetch(`${h.url}/rest/management/packages/Thermo/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`);
+    expect(icon.status).toBe(200);
+  });
+
   it('renames (409 onto a taken name) and deletes; an instance naming it reports the file missing', async () => {
     const h = await hub();
     await upload(h, [{ name: 'thermo.zip', data: thermo() }, { name: 'other.zip', data: packageZip({ Name: 'Other', Version: '1' }) }]);
