@@ -49,6 +49,35 @@ describe('notifier', () => {
     expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 1, args: ['Lights'], senderConnectionId: 'x' }))).toEqual(['b']);
   });
 
+  it('wakes every poll waiting under a shared name or address, and only those left after a release', async () => {
+    // Keys with one waiting poll index it directly, with several a Set: both ways and the switch between them.
+    let released = false;
+    const setup = (n: Notifier) => {
+      const waiters = new Map([
+        ['t1', n.register('t1', { kind: 'state_objects', filters: [filter('Temp'), filter('Temp'), filter('Hum')] })],
+        ['t2', n.register('t2', { kind: 'state_objects', filters: [filter('Temp')] })],
+        ['t3', n.register('t3', { kind: 'state_objects', filters: [filter('Temp', { type: 'Other' })] })],
+        ['m1', n.register('m1', { kind: 'messages', addresses: addresses('m1', { groups: new Map([['G', 0]]) }) })],
+        ['m2', n.register('m2', { kind: 'messages', addresses: addresses('m2', { groups: new Map([['G', 0]]) }) })],
+      ]);
+      if (released) {
+        n.release('t2', waiters.get('t2') as ReturnType<Notifier['register']>);
+        n.release('m1', waiters.get('m1') as ReturnType<Notifier['register']>);
+        waiters.delete('t2');
+        waiters.delete('m1');
+      }
+      return waiters;
+    };
+    const changed = (n: Notifier) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Temp', type: 'System.Int64' });
+    const toGroup = (n: Notifier) => n.messageSent({ id: 1, scope: 1, args: ['G'], senderConnectionId: 'x' });
+    expect(await wokenKeys(setup, changed)).toEqual(['t1', 't2']);
+    expect(await wokenKeys(setup, toGroup)).toEqual(['m1', 'm2']);
+    released = true;
+    expect(await wokenKeys(setup, changed)).toEqual(['t1']);
+    expect(await wokenKeys(setup, toGroup)).toEqual(['m2']);
+    expect(await wokenKeys(setup, (n) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Hum', type: 'T' }))).toEqual(['t1']);
+  });
+
   it('forgets a released waiter and its index entries', () => {
     const n = new Notifier();
     const waiter = n.register('k', { kind: 'state_objects', filters: [filter('Temp')] });

@@ -20,6 +20,8 @@ export async function longPoll<T>(
   abort: ClientSignal,
   take: () => Promise<T[]>,
   settle?: (result: T[] | undefined) => Promise<void>,
+  /** Called last however the poll ends (here rather than a `.finally` on the result: one promise less per waiting poll). */
+  onEnd?: () => void,
 ): Promise<T[] | undefined> {
   const deadline = Date.now() + timeoutMs;
   try {
@@ -45,5 +47,6 @@ export async function longPoll<T>(
     return result;
   } finally {
     notifier.release(key, waiter);
+    onEnd?.();
   }
 }

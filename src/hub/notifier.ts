@@ -130,24 +130,34 @@ const addressKeys = (a: MessageAddresses): string[] => {
   return keys;
 };
 
-function addToIndex(index: Map<string, Set<Entry>>, key: string, entry: Entry): void {
-  let set = index.get(key);
-  if (!set) index.set(key, (set = new Set()));
-  set.add(entry);
+/**
+ * Who waits under one index key: the entry itself, or a Set once several do. Most keys (an exact
+ * StateObject name, a ConnectionId, a friendly name) have a single waiting poll, and a Set of one would
+ * cost it ~150 B while it waits.
+ */
+type Listed = Entry | Set<Entry>;
+
+function addToIndex(index: Map<string, Listed>, key: string, entry: Entry): void {
+  const listed = index.get(key);
+  if (listed === undefined) index.set(key, entry);
+  else if (listed instanceof Set) listed.add(entry);
+  else if (listed !== entry) index.set(key, new Set([listed, entry]));
 }
 
-function removeFromIndex(index: Map<string, Set<Entry>>, key: string, entry: Entry): void {
-  const set = index.get(key);
-  if (!set) return;
-  set.delete(entry);
-  if (set.size === 0) index.delete(key);
+function removeFromIndex(index: Map<string, Listed>, key: string, entry: Entry): void {
+  const listed = index.get(key);
+  if (listed === entry) index.delete(key);
+  else if (listed instanceof Set) {
+    listed.delete(entry);
+    if (listed.size === 0) index.delete(key);
+  }
 }
 
 export class Notifier {
   private readonly entries = new Map<string, Entry>();
-  private readonly byName = new Map<string, Set<Entry>>();
+  private readonly byName = new Map<string, Listed>();
   private readonly wildcards = new Set<Entry>();
-  private readonly byAddress = new Map<string, Set<Entry>>();
+  private readonly byAddress = new Map<string, Listed>();
   private readonly messageWaiters = new Set<Entry>();
   private readonly logWaiters = new Set<Entry>();
 
@@ -187,15 +197,20 @@ export class Notifier {
       matchesPattern(p.package, object.packageName) &&
       matchesPattern(p.type, object.type);
     const exact = this.byName.get(object.name);
-    if (exact) for (const entry of exact) if (entry.patterns.some(matches)) entry.waiter.signal();
+    if (exact instanceof Set) {
+      for (const entry of exact) if (entry.patterns.some(matches)) entry.waiter.signal();
+    } else if (exact?.patterns.some(matches)) {
+      exact.waiter.signal();
+    }
     for (const entry of this.wildcards) if (entry.patterns.some(matches)) entry.waiter.signal();
   }
 
   /** Call only after the commit of the send. Group membership times are checked by the read, not here. */
   messageSent(message: SentMessage): void {
     const wake = (key: string) => {
-      const set = this.byAddress.get(key);
-      if (set) for (const entry of set) entry.waiter.signal();
+      const listed = this.byAddress.get(key);
+      if (listed instanceof Set) for (const entry of listed) entry.waiter.signal();
+      else listed?.waiter.signal();
     };
     switch (message.scope) {
       case ScopeNumber.All:
@@ -250,12 +265,10 @@ export class Notifier {
       this.logWaiters.add(entry);
     } else if (interest.kind === 'state_objects') {
       entry.patterns = interest.filters.map(patternOf);
-      const names: string[] = [];
-      for (const p of entry.patterns) {
-        if (p.name.includes('*')) entry.wildcard = true;
-        else if (!names.includes(p.name)) names.push(p.name);
-      }
-      if (names.length > 0) entry.names = names;
+      entry.wildcard = entry.patterns.some((p) => p.name.includes('*'));
+      // Exactly as long as needed (map sizes its result; a pushed-to array reserves 17 slots).
+      const names = entry.patterns.filter((p) => !p.name.includes('*')).map((p) => p.name);
+      if (names.length > 0) entry.names = names.length > 1 ? [...new Set(names)] : names;
       for (const name of entry.names) addToIndex(this.byName, name, entry);
       if (entry.wildcard) this.wildcards.add(entry);
     } else {

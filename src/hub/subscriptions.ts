@@ -65,6 +65,8 @@ export class Subscriptions {
       // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active
       // now, recorded before the waiter goes so the idle sweeper cannot take the subscription between.
       (result) => (!result || result.length === 0 ? this.store.touched(subscriptionId) : Promise.resolve()),
-    ).finally(() => this.gate.leave(credential));
+      // Leaving the gate in longPoll's own `finally`, not a `.finally` on its result: one promise less.
+      () => this.gate.leave(credential),
+    );
   }
 }
