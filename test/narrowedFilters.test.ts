@@ -1,12 +1,12 @@
 /**
  * Name filters SQLite's GLOB would backtrack on (`*Temp`, `a*b`, several stars) are narrowed in SQL and
- * matched in memory (patterns.narrowGlob): requests, subscriptions and purges must answer exactly what
+ * matched in memory (store/sqliteGlob.ts, narrowGlob): requests, subscriptions and purges must answer exactly what
  * a correct glob gives, including names holding `[`, `?`, `*`, `]` and non-ASCII text literally.
  */
 import { describe, expect, it } from 'vitest';
-import { narrowGlob, toGlob } from '../src/hub/patterns.js';
+import { narrowGlob, toGlob } from '../src/store/sqliteGlob.js';
 import type { StateObjectUpdate } from '../src/hub/records.js';
-import { consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
@@ -30,6 +30,15 @@ const FILTERS = [
   '*Temp', '*Temp*', 'T*p', 'Temp*Temp', '*e*p', 'a*b', '*a*b*', 'a*b*', 'ab*ab', 'ab*ba', 'a**b', '*?*', '*[*', 'a[*]*',
   '*[b]*', 'a?*', '*]', '**', '*Light*On*', 'Light*On', '*é*', '*𝄞', '𝄞*𝄞', '*.*.*', 'a*',
 ];
+
+async function waitingPolls(h: TestHub, n: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    if (Number(/hub_waiting_long_polls (\d+)/.exec(text)?.[1]) >= n) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`${n} polls never waited`);
+}
 
 async function pushAll(h: TestHub) {
   for (const name of NAMES) {
@@ -77,6 +86,22 @@ describe('filters matched in memory', () => {
     // Pushed again: each subscription reads its own matches once more, nothing else.
     await pushAll(h);
     for (const [i, filter] of FILTERS.entries()) expect(await poll(filter, i), filter).toEqual(reference(filter));
+  });
+
+  it('a waiting poll is woken by a push its filter matches, `?`, `[` and `]` standing for themselves', async () => {
+    // The store gives the notifier the filters back as the `*` patterns they were given: a GLOB escape
+    // undone twice (`x[?]*` read as `x?*`) would leave this poll asleep until its timeout, answering [].
+    const h = await hub();
+    for (const [i, [filter, name]] of [['x[?]*', 'x[?]y'], ['*a?b', 'Za?b'], ['[*]', '[ok]']].entries()) {
+      const watcher = consumer(`Waker${i}`);
+      const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', watcher, { name: filter }));
+      expect((await get(h, 'consumer/GetStateObjects', watcher, { subscriptionId: id, timeout: 0 })).text, filter).toBe('[]');
+      const waiting = call(h, 'GET', 'consumer/GetStateObjects', watcher, { query: { subscriptionId: id, timeout: 20_000 } });
+      await waitingPolls(h, 1);
+      expect((await get(h, 'platform/PushStateObject', p1, { name, value: i })).status).toBe(204);
+      const woken = await waiting;
+      expect(woken.json<StateObjectUpdate[]>().map((u) => u.StateObject.Name), filter).toEqual([name]);
+    }
   });
 
   it('PurgeStateObjects removes exactly what a correct glob matches', async () => {

@@ -9,7 +9,7 @@
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
 import type { Interest as SubscriptionInterest, StoredFilter, ClientSignal } from '../store/engine.js';
-import { fromGlob, matchesPattern } from './patterns.js';
+import { matchesPattern } from './patterns.js';
 
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
 
@@ -79,7 +79,7 @@ export class Waiter {
   }
 }
 
-/** A filter in memory: its `*` patterns (the stored GLOBs unescaped, see patterns.toGlob). */
+/** A filter in memory: its `*` patterns (as the store gives them back). */
 interface Pattern {
   sentinel: string;
   package: string;
@@ -87,12 +87,7 @@ interface Pattern {
   type: string;
 }
 
-const patternOf = (f: StoredFilter): Pattern => ({
-  sentinel: fromGlob(f.sentinel),
-  package: fromGlob(f.package),
-  name: fromGlob(f.name),
-  type: fromGlob(f.type),
-});
+const patternOf = (f: StoredFilter): Pattern => ({ sentinel: f.sentinel, package: f.package, name: f.name, type: f.type });
 
 /** Shared by every entry that has none: a waiting poll holds as little as it can. */
 const NONE: never[] = [];

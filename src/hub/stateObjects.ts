@@ -1,20 +1,16 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
-import type { StateObjectGlobs, StateObjectLog, StateObjectReads, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
+import type { StateObjectPatterns, StateObjectLog, StateObjectReads, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
 import type { Notifier } from './notifier.js';
-import { hasWildcard, toGlob } from './patterns.js';
+import { hasWildcard } from './patterns.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
 import type { Subscriptions } from './subscriptions.js';
 
-export interface StateObjectFilter {
-  sentinel: string;
-  package: string;
-  name: string;
-  type: string;
-}
+/** A filter as the wire gives it: `*` patterns over the four keys, handed to the store as they are. */
+export type StateObjectFilter = StateObjectPatterns;
 
 export interface PushInput {
   name: string;
@@ -32,13 +28,6 @@ export function inferType(value: unknown): string {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? 'System.Int64' : 'System.Double';
   return 'Object';
 }
-
-const globsOf = (f: StateObjectFilter): StateObjectGlobs => ({
-  sentinel: toGlob(f.sentinel),
-  package: toGlob(f.package),
-  name: toGlob(f.name),
-  type: toGlob(f.type),
-});
 
 export class StateObjects {
   constructor(
@@ -71,13 +60,13 @@ export class StateObjects {
 
   /** Deletes the producer's own objects matching name and type; subscribers are told once. */
   async purge(producer: Caller, name: string, type: string): Promise<number> {
-    const purged = await this.store.purge(producer, { name: toGlob(name), type: toGlob(type) });
+    const purged = await this.store.purge(producer, { name, type });
     for (const object of purged) this.notifier.stateObjectChanged(object);
     return purged.length;
   }
 
   async request(caller: Caller, filter: StateObjectFilter): Promise<StateObjectRecord[]> {
-    const rows = await this.reads.current(globsOf(filter));
+    const rows = await this.reads.current(filter);
     const now = Date.now();
     return rows
       .filter((r) =>
@@ -90,7 +79,7 @@ export class StateObjects {
   async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
     const exactName = hasWildcard(filter.name) ? null : filter.name;
     const owner = await this.subscriptions.owner(caller, requestedId);
-    const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, globsOf(filter), exactName);
+    const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, filter, exactName);
     await this.subscriptions.refresh(caller, opened, 'state_objects');
     return opened.id;
   }

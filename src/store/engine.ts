@@ -15,8 +15,13 @@ export interface StateObjectKey {
   name: string;
 }
 
-/** GLOB patterns (see hub/patterns.ts) over the four filter keys. */
-export interface StateObjectGlobs {
+/**
+ * A StateObject filter as the wire gives it, over the four keys: `*` stands for any run of characters
+ * (none included) and every other character, `?` and `[` too, for itself (src/wildcard.ts). Each engine
+ * evaluates these in its own terms (SQLite: escaped GLOBs, store/sqliteGlob.ts) and gives stored
+ * filters back in this form.
+ */
+export interface StateObjectPatterns {
   sentinel: string;
   package: string;
   name: string;
@@ -58,8 +63,8 @@ export interface StateObjectWrite extends StateObjectKey {
 
 export type ChangedObject = StateObjectKey & { type: string };
 
-/** A filter as stored, with its cursor. */
-export interface StoredFilter extends StateObjectGlobs {
+/** A filter as stored (its patterns as they were given), with its cursor. */
+export interface StoredFilter extends StateObjectPatterns {
   id: number;
   exactName: string | null;
   readSeq: number;
@@ -124,8 +129,8 @@ export interface ClientSignal {
 /** StateObjects as a log with one sequence; subscriptions read it through a cursor per filter. */
 export interface StateObjectLog {
   push(write: StateObjectWrite): Promise<void>;
-  /** The producer's objects matching the GLOBs become tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }): Promise<ChangedObject[]>;
+  /** The producer's objects matching the name and type patterns become tombstones; returns them. */
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedObject[]>;
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
   expire(now: number): Promise<ChangedObject[]>;
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
@@ -142,7 +147,7 @@ export interface MessageLog {
 }
 
 export interface SubscriptionRegistry {
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, globs: StateObjectGlobs, exactName: string | null): Promise<OpenedSubscription>;
+  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, patterns: StateObjectPatterns, exactName: string | null): Promise<OpenedSubscription>;
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
   /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined>;
@@ -183,8 +188,8 @@ export interface PackageLogBook {
 
 /** StateObjects read outside the log: RequestStateObjects and the expiry timer. */
 export interface StateObjectReads {
-  /** The current (not purged) objects matching the GLOBs, by sentinel, package and name. */
-  current(globs: StateObjectGlobs): Promise<StoredStateObject[]>;
+  /** The current (not purged) objects matching the patterns, by sentinel, package and name. */
+  current(patterns: StateObjectPatterns): Promise<StoredStateObject[]>;
   /** The earliest expiry not yet announced, in epoch ms. */
   nextExpiry(): Promise<number | undefined>;
 }

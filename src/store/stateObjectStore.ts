@@ -11,17 +11,26 @@ import type { Db } from '../db/open.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
-import { narrowGlob } from '../hub/patterns.js';
-import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectGlobs, StateObjectLog, StateObjectWrite, StoredFilter } from './engine.js';
+import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectLog, StateObjectPatterns, StateObjectWrite, StoredFilter } from './engine.js';
+import type { StateObjectGlobs } from './sqliteGlob.js';
+import { fromGlob, globsOf, narrowGlob, toGlob } from './sqliteGlob.js';
 
 type FilterRow = {
   id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;
   exact_name: string | null; read_seq: number; created_seq: number;
 };
 
-const toFilter = (r: FilterRow): StoredFilter => ({
+/** A filter as the SQLite store reads it: StoredFilter's fields, with its patterns as stored GLOBs. */
+type GlobFilter = Omit<StoredFilter, keyof StateObjectPatterns> & StateObjectGlobs;
+
+const toFilter = (r: FilterRow): GlobFilter => ({
   id: r.id, sentinel: r.sentinel_glob, package: r.package_glob, name: r.name_glob, type: r.type_glob,
   exactName: r.exact_name, readSeq: r.read_seq, createdSeq: r.created_seq,
+});
+
+/** The boundary: a filter leaves the store with the `*` patterns it was given (sqliteGlob.ts). */
+const withPatterns = (f: GlobFilter): StoredFilter => ({
+  ...f, sentinel: fromGlob(f.sentinel), package: fromGlob(f.package), name: fromGlob(f.name), type: fromGlob(f.type),
 });
 
 export class StateObjectStore implements StateObjectLog {
@@ -166,7 +175,7 @@ export class StateObjectStore implements StateObjectLog {
     this.readWildcard = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
     this.readAnyName = sqlite.prepare(`select * from state_objects where seq > ? and ${unread} order by seq`);
-    // A filter SQLite's GLOB would backtrack on (patterns.narrowGlob): its literal prefix through the
+    // A filter SQLite's GLOB would backtrack on (sqliteGlob.narrowGlob): its literal prefix through the
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
     this.readNarrowed = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread}
       and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`);
@@ -191,8 +200,9 @@ export class StateObjectStore implements StateObjectLog {
     });
   }
 
-  /** Turns the producer's objects matching the GLOBs into tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, globs: { name: string; type: string }): Promise<ChangedObject[]> {
+  /** Turns the producer's objects matching the patterns into tombstones; returns them. */
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedObject[]> {
+    const globs = { name: toGlob(patterns.name), type: toGlob(patterns.type) };
     return this.batcher.run(() => {
       const now = Date.now();
       const name = narrowGlob(globs.name);
@@ -222,15 +232,20 @@ export class StateObjectStore implements StateObjectLog {
   }
 
   /** Inside a subscription's transaction: adds the filter unless it is there already. True when added. */
-  addFilterNow(subscription: string, globs: StateObjectGlobs, exactName: string | null): boolean {
-    const filter = { subscription, ...globs };
+  addFilterNow(subscription: string, patterns: StateObjectPatterns, exactName: string | null): boolean {
+    const filter = { subscription, ...globsOf(patterns) };
     if (this.findFilter.get(filter)) return false;
     this.insertFilter.run({ ...filter, exactName, seq: this.seq });
     return true;
   }
 
-  /** Inside a transaction: the filters of a subscription. */
+  /** Inside a transaction: the filters of a subscription, with their patterns. */
   filtersNow(subscription: string): StoredFilter[] {
+    return this.globFiltersNow(subscription).map(withPatterns);
+  }
+
+  /** Inside a transaction: the filters of a subscription as stored (GLOBs). */
+  private globFiltersNow(subscription: string): GlobFilter[] {
     return this.selectFilters.all({ subscription }).map(toFilter);
   }
 
@@ -247,7 +262,7 @@ export class StateObjectStore implements StateObjectLog {
         this.touch.run(Date.now(), subscription);
         return legacy;
       }
-      const filters = this.filtersNow(subscription);
+      const filters = this.globFiltersNow(subscription);
       const top = this.seq;
       const found = new Map<number, StateObjectRow>();
       for (const f of filters) {

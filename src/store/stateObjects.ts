@@ -2,8 +2,9 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database, StateObjectRow } from '../db/schema.js';
-import { narrowGlob } from '../hub/patterns.js';
-import type { StateObjectGlobs, StateObjectReads, StoredStateObject } from './engine.js';
+import type { StateObjectPatterns, StateObjectReads, StoredStateObject } from './engine.js';
+import type { StateObjectGlobs } from './sqliteGlob.js';
+import { globsOf, narrowGlob } from './sqliteGlob.js';
 
 type Executor = Kysely<Database>;
 
@@ -12,7 +13,7 @@ const rowIsStored = (row: StateObjectRow): StoredStateObject => row;
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
- * SQL by its literal prefix, end and longest middle piece, and matched exactly here (patterns.narrowGlob).
+ * SQL by its literal prefix, end and longest middle piece, and matched exactly here (sqliteGlob.narrowGlob).
  */
 export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): Promise<StoredStateObject[]> {
   const name = narrowGlob(globs.name);
@@ -72,8 +73,8 @@ export async function deleteTombstones(db: Executor, cutoffMs: number): Promise<
 export class StateObjectReadStore implements StateObjectReads {
   constructor(private readonly db: Executor) {}
 
-  current(globs: StateObjectGlobs): Promise<StoredStateObject[]> {
-    return queryStateObjects(this.db, globs);
+  current(patterns: StateObjectPatterns): Promise<StoredStateObject[]> {
+    return queryStateObjects(this.db, globsOf(patterns));
   }
 
   nextExpiry(): Promise<number | undefined> {

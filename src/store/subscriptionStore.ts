@@ -8,7 +8,7 @@ import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../db/batch.js';
 import type { SubscriptionRow } from '../db/schema.js';
 import { HubError } from '../errors.js';
-import type { Interest, OpenedSubscription, StateObjectGlobs, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from './engine.js';
+import type { Interest, OpenedSubscription, StateObjectPatterns, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from './engine.js';
 import type { MessageStore } from './messageStore.js';
 import type { StateObjectStore } from './stateObjectStore.js';
 
@@ -33,10 +33,10 @@ export class SubscriptionStore implements SubscriptionRegistry {
   }
 
   /** Opens (or reuses) a StateObject subscription and adds the filter to it. */
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, globs: StateObjectGlobs, exactName: string | null): Promise<OpenedSubscription> {
+  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, patterns: StateObjectPatterns, exactName: string | null): Promise<OpenedSubscription> {
     return this.batcher.run(() => {
       const id = this.choose(owner, 'state_objects', requestedId);
-      return { id, added: this.stateObjects.addFilterNow(id, globs, exactName) };
+      return { id, added: this.stateObjects.addFilterNow(id, patterns, exactName) };
     });
   }
 
