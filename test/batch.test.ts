@@ -1,3 +1,4 @@
+import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransactionBatcher } from '../src/db/batch.js';
@@ -127,5 +128,34 @@ describe('group commit', () => {
     );
     expect(outcomes.map((o) => o.status)).toEqual(keys.map((_, i) => (i === 1 || i === 6 ? 'rejected' : 'fulfilled')));
     expect(rows()).toEqual(keys.filter((_, i) => i !== 1 && i !== 6));
+  });
+
+  it("runs what a batch's settlement submits (a woken poll's read) in a transaction of its own after the commit, before the next turn", async () => {
+    const { batcher, insert, rows } = setup();
+    const file = opened!.sqlite.name;
+    const order: string[] = [];
+    const read = await batcher.run(() => insert.run('a')).then(async () => {
+      setImmediate(() => order.push('next turn'));
+      await Promise.resolve();
+      return batcher.run(() => {
+        order.push('read');
+        // Another connection sees only what is committed: the first piece's commit came before this one ran.
+        const other = new Sqlite(file, { readonly: true });
+        try {
+          return other.prepare('select k from t').pluck().all();
+        } finally {
+          other.close();
+        }
+      });
+    });
+    expect(read).toEqual(['a']);
+    expect(order).toEqual(['read']);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['read', 'next turn']);
+    // Only once per settlement: what the second one's continuations submit waits for a turn as usual.
+    const third = batcher.run(() => insert.run('b'));
+    await new Promise((r) => setImmediate(r));
+    await third;
+    expect(rows()).toEqual(['a', 'b']);
   });
 });

@@ -6,6 +6,10 @@
  * and wake-ups go out together. A batch never interleaves with a Kysely transaction on the same
  * connection: while one is open, the batch waits for Kysely's connection.
  *
+ * What a batch's settlement sets off right away (the reads of the polls its commit woke) is the one
+ * exception to "one turn": it runs in a transaction of its own as soon as those continuations have
+ * queued it, so a woken poll is answered without waiting a turn of the event loop.
+ *
  * A batch holds the event loop while its pieces run, so it has a time budget: once the pieces run so
  * far took longer than BATCH_BUDGET_MS, they commit and settle, and the rest of the batch runs in a
  * later turn of the event loop, after other requests, timers and wake-ups had theirs.
@@ -57,6 +61,8 @@ export interface BatcherOptions {
 export class TransactionBatcher {
   private queue: Job[] = [];
   private scheduled = false;
+  /** A batch has just settled: what its continuations submit is flushed in a microtask (flushAfterSettling). */
+  private settling = false;
   // Prepared once: wrapping each job with better-sqlite3's transaction() would build closures per job.
   private readonly begin;
   private readonly commit;
@@ -90,8 +96,21 @@ export class TransactionBatcher {
   run<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      this.schedule();
+      if (this.settling) this.flushAfterSettling();
+      else this.schedule();
     });
+  }
+
+  /**
+   * Work submitted by what a batch's settlement set off (the reads of the polls its commit woke) runs
+   * in a transaction of its own as soon as those continuations have queued it, instead of a turn of
+   * the event loop later: a woken poll is answered without first waiting for the I/O of that turn. One
+   * such transaction per batch, so this can never keep the event loop from I/O.
+   */
+  private flushAfterSettling(): void {
+    if (this.busySince !== undefined) return this.schedule();
+    this.settling = false;
+    queueMicrotask(() => void this.flush(false));
   }
 
   private schedule(): void {
@@ -104,7 +123,7 @@ export class TransactionBatcher {
     });
   }
 
-  private async flush(): Promise<void> {
+  private async flush(opensWindow = true): Promise<void> {
     const jobs = this.queue.splice(0, MAX_PIECES);
     if (jobs.length === 0) return;
     if (this.queue.length > 0) this.schedule();
@@ -132,6 +151,12 @@ export class TransactionBatcher {
     if (this.busySince !== undefined) {
       this.busySince = undefined;
       if (this.queue.length > 0) this.schedule();
+    }
+    if (opensWindow) {
+      // Until the microtasks this settlement starts have all run (a tick queued from a microtask runs
+      // only once the microtask queue is empty).
+      this.settling = true;
+      queueMicrotask(() => process.nextTick(() => (this.settling = false)));
     }
     ran.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
   }
