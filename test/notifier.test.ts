@@ -85,6 +85,24 @@ describe('notifier', () => {
     expect(n.waitingCount).toBe(0);
     n.stateObjectChanged({ sentinelName: 'S', packageName: 'P', name: 'Temp', type: 'T' });
   });
+  it('tells a write whether it woke a poll, and wokenAnswered waits for what the wake set off', async () => {
+    const n = new Notifier();
+    const waiter = n.register('k', { kind: 'state_objects', filters: [filter('Temp')] });
+    const abort = new AbortController().signal;
+    const steps: string[] = [];
+    // A woken poll's continuation: a few promise hops (its read, its answer) after the wake.
+    const poll = waiter.wait(1000, abort).then(async (outcome) => {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      steps.push(`answered ${outcome}`);
+    });
+    expect(n.stateObjectChanged({ sentinelName: 'S', packageName: 'P', name: 'Other', type: 'T' })).toBe(false);
+    expect(n.stateObjectChanged({ sentinelName: 'S', packageName: 'P', name: 'Temp', type: 'T' })).toBe(true);
+    await n.wokenAnswered();
+    steps.push('publisher answered');
+    await poll;
+    expect(steps).toEqual(['answered woken', 'publisher answered']);
+    expect(n.messageSent({ id: 1, scope: 5, args: [], senderConnectionId: 'x' })).toBe(false);
+  });
 });
 
 describe('message addressing', () => {

@@ -61,7 +61,10 @@ export class Messages {
       sent_ms: Date.now(),
     };
     const id = await this.store.send(message, refusal ? { sagaReplyBy: connectionId, refusal } : {});
-    this.notifier.messageSent({ id, scope: message.scope, args: input.args, senderConnectionId: connectionId });
+    // Subscribers first: the polls this send woke read and answer before the sender has its 204.
+    if (this.notifier.messageSent({ id, scope: message.scope, args: input.args, senderConnectionId: connectionId })) {
+      await this.notifier.wokenAnswered();
+    }
   }
 
   /** A message the hub itself sends on an administrator's behalf (deploy): no authorization applies. */

@@ -155,6 +155,8 @@ export class Notifier {
   private readonly byAddress = new Map<string, Listed>();
   private readonly messageWaiters = new Set<Entry>();
   private readonly logWaiters = new Set<Entry>();
+  /** Waiters signalled so far (tells a write whether it woke anyone). */
+  private woken = 0;
 
   /** Registers the waiter of a subscription (or log follower); an older waiter of the same key is superseded. */
   register(key: string, interest: Interest): Waiter {
@@ -184,8 +186,19 @@ export class Notifier {
     this.entries.delete(key);
   }
 
-  /** Call only after the commit of the change. */
-  stateObjectChanged(object: ChangedStateObject): void {
+  /**
+   * Resolves once the polls woken so far have read and answered, as far as that happens in this turn:
+   * their reads are flushed right after the waking commit (db/batch.ts) and their answers follow in
+   * microtasks, so this waits until the microtask queue is empty (a tick queued from a microtask runs
+   * only then). A writer awaits it before answering its own client: subscribers first, then the 204.
+   */
+  wokenAnswered(): Promise<void> {
+    return new Promise((resolve) => queueMicrotask(() => process.nextTick(resolve)));
+  }
+
+  /** Call only after the commit of the change. True when it woke a waiting poll. */
+  stateObjectChanged(object: ChangedStateObject): boolean {
+    const before = this.woken;
     const matches = (p: Pattern) =>
       matchesPattern(p.name, object.name) &&
       matchesPattern(p.sentinel, object.sentinelName) &&
@@ -193,26 +206,38 @@ export class Notifier {
       matchesPattern(p.type, object.type);
     const exact = this.byName.get(object.name);
     if (exact instanceof Set) {
-      for (const entry of exact) if (entry.patterns.some(matches)) entry.waiter.signal();
+      for (const entry of exact) if (entry.patterns.some(matches)) this.signal(entry);
     } else if (exact?.patterns.some(matches)) {
-      exact.waiter.signal();
+      this.signal(exact);
     }
-    for (const entry of this.wildcards) if (entry.patterns.some(matches)) entry.waiter.signal();
+    for (const entry of this.wildcards) if (entry.patterns.some(matches)) this.signal(entry);
+    return this.woken !== before;
   }
 
-  /** Call only after the commit of the send. Group membership times are checked by the read, not here. */
-  messageSent(message: SentMessage): void {
+  /** Call only after the commit of the send. Group membership times are checked by the read, not here. True when it woke a waiting poll. */
+  messageSent(message: SentMessage): boolean {
+    const before = this.woken;
+    this.wakeFor(message);
+    return this.woken !== before;
+  }
+
+  private signal(entry: Entry): void {
+    this.woken++;
+    entry.waiter.signal();
+  }
+
+  private wakeFor(message: SentMessage): void {
     const wake = (key: string) => {
       const listed = this.byAddress.get(key);
-      if (listed instanceof Set) for (const entry of listed) entry.waiter.signal();
-      else listed?.waiter.signal();
+      if (listed instanceof Set) for (const entry of listed) this.signal(entry);
+      else if (listed) this.signal(listed);
     };
     switch (message.scope) {
       case ScopeNumber.All:
-        for (const entry of this.messageWaiters) entry.waiter.signal();
+        for (const entry of this.messageWaiters) this.signal(entry);
         return;
       case ScopeNumber.Others:
-        for (const entry of this.messageWaiters) if (entry.connectionId !== message.senderConnectionId) entry.waiter.signal();
+        for (const entry of this.messageWaiters) if (entry.connectionId !== message.senderConnectionId) this.signal(entry);
         return;
       case ScopeNumber.Group:
         for (const group of message.args) wake(`g:${group}`);

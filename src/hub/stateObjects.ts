@@ -54,14 +54,18 @@ export class StateObjects {
       lifetimeS: input.lifetime,
       expiresAtMs: expiresAt,
     });
-    this.notifier.stateObjectChanged({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type });
+    const woke = this.notifier.stateObjectChanged({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type });
     if (expiresAt !== null) this.expiry.schedule(expiresAt);
+    // Subscribers first: the polls this push woke read and answer before the publisher has its 204.
+    if (woke) await this.notifier.wokenAnswered();
   }
 
   /** Deletes the producer's own objects matching name and type; subscribers are told once. */
   async purge(producer: Caller, name: string, type: string): Promise<number> {
     const purged = await this.store.purge(producer, { name, type });
-    for (const object of purged) this.notifier.stateObjectChanged(object);
+    let woke = false;
+    for (const object of purged) woke = this.notifier.stateObjectChanged(object) || woke;
+    if (woke) await this.notifier.wokenAnswered();
     return purged.length;
   }
 
