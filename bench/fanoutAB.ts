@@ -1,11 +1,14 @@
 /**
- * Fan-out and wake-up only, two builds side by side (A/B in alternating turns): wake-up latency at 1,000
- * pollers from the publisher's send (scenario 2), StateObject and message fan-out to 1,000 waiting
- * subscribers (scenarios 3 and 3b, median of 7 rounds), and how many group-commit transactions one
- * StateObject fan-out round took (from hub_batch_pieces). Usage (after `npm run build`, with an older
- * build copied elsewhere inside the repository so it finds node_modules):
- *   node --import tsx bench/fanoutAB.ts dist .old-dist [turns] [only: wake,so,msg]
- * HUB_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`) is passed to the hubs' node.
+ * Fan-out and wake-up only, two builds side by side: wake-up latency at 1,000 pollers from the
+ * publisher's send (scenario 2), StateObject and message fan-out to 1,000 waiting subscribers (scenarios
+ * 3b and 3), with the group-commit transactions per fan-out round (from hub_batch_pieces). Usage (after
+ * `npm run build`, with an older build copied elsewhere inside the repository so it finds node_modules):
+ *   sh bench/withFileLimit.sh node --import tsx bench/fanoutAB.ts dist .old-dist [turns] [modes]
+ * Modes (comma-separated): `wake`, `so`, `msg`, and `msgrate` and `storm` (scenarios 5 and 6, which
+ * the group commit's scheduling could touch) run each build in alternating turns (one hub at a time,
+ * as bench/run.ts); `wakepaired`, `sopaired`, `msgpaired` keep both builds' hubs up at once and
+ * alternate single samples or rounds between them (200 samples or 7 rounds per turn), which holds up
+ * best on a machine others are loading. HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -73,7 +76,15 @@ async function subscribeAll(hub: Server, path_: string, query: (i: number) => st
   return ids;
 }
 
-async function wake(dist: string): Promise<{ p50: number; p99: number }> {
+interface Pollers {
+  hub: Server;
+  /** One wake-up: push to a random poller's object, ms from sending the push to that poller's answer. */
+  sample(k: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** 1,000 pollers, each waiting on its own object (scenario 2). */
+async function pollers(dist: string): Promise<Pollers> {
   const hub = await startBuild(dist);
   const ids = await subscribeAll(hub, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
   const arrived = new Map<number, (t: number) => void>();
@@ -88,62 +99,200 @@ async function wake(dist: string): Promise<{ p50: number; p99: number }> {
   });
   await waiting(hub, N);
   await sleep(500);
-  const times: number[] = [];
-  for (let k = 0; k < 200; k++) {
-    const i = Math.floor(Math.random() * N);
-    const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
-    const sent = performance.now();
-    await httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
-    times.push((await answered) - sent);
-    arrived.delete(i);
-    await sleep(5);
-  }
-  running = false;
-  await hub.stop();
-  await Promise.allSettled(loops);
-  await Promise.allSettled(devices.map((d) => d.destroy()));
-  const r = (v: number) => Math.round(v * 100) / 100;
-  return { p50: r(percentile(times, 50)), p99: r(percentile(times, 99)) };
+  return {
+    hub,
+    async sample(k) {
+      const i = Math.floor(Math.random() * N);
+      const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
+      const sent = performance.now();
+      await httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
+      const t = (await answered) - sent;
+      arrived.delete(i);
+      return t;
+    },
+    async stop() {
+      running = false;
+      await hub.stop();
+      await Promise.allSettled(loops);
+      await Promise.allSettled(devices.map((d) => d.destroy()));
+    },
+  };
 }
 
-async function fanOut(dist: string, kind: 'so' | 'msg'): Promise<{ ms: number; all: number[]; txPerRound: number }> {
+/**
+ * The hub's main thread: milliseconds on a CPU and waiting for one (preempted by other processes), from
+ * /proc/<pid>/schedstat (nanoseconds): what the other helpers' load did to a round, separated from what
+ * the hub itself spent.
+ */
+function schedstat(pid: number): { cpu: number; queued: number } {
+  const [cpu, queued] = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { cpu: cpu / 1e6, queued: queued / 1e6 };
+}
+
+const r2 = (v: number) => Math.round(v * 100) / 100;
+
+async function wake(dist: string): Promise<{ p50: number; p99: number }> {
+  const p = await pollers(dist);
+  const times: number[] = [];
+  for (let k = 0; k < 200; k++) {
+    times.push(await p.sample(k));
+    await sleep(5);
+  }
+  await p.stop();
+  return { p50: r2(percentile(times, 50)), p99: r2(percentile(times, 99)) };
+}
+
+/**
+ * Both builds' hubs up at once, each with its 1,000 pollers, and their wake-ups sampled in alternation
+ * (A, B, B, A, …): the other helpers' load on this shared machine then weighs on both alike.
+ */
+async function wakePaired(dists: string[], samples: number): Promise<Record<string, { p50: number; p99: number }>> {
+  const ps: Pollers[] = [];
+  for (const dist of dists) ps.push(await pollers(dist));
+  const times: number[][] = dists.map(() => []);
+  for (let k = 0; k < samples; k++) {
+    const order = k % 2 ? [1, 0] : [0, 1];
+    for (const j of order) {
+      times[j].push(await ps[j].sample(k));
+      await sleep(5);
+    }
+  }
+  for (const p of ps) await p.stop();
+  return Object.fromEntries(dists.map((d, j) => [d, { p50: r2(percentile(times[j], 50)), p99: r2(percentile(times[j], 99)) }]));
+}
+
+interface FanOut {
+  /** One round: every subscriber polls, one write, ms from sending it to the last answer; and the transactions it took. */
+  round(k: number): Promise<{ ms: number; tx: number; cpu: number; queued: number }>;
+  stop(): Promise<void>;
+}
+
+/** 1,000 subscribers waiting on one StateObject name or for a message to All (scenarios 3b and 3). */
+async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
   const hub = await startBuild(dist);
   const ids = kind === 'so'
     ? await subscribeAll(hub, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
     : await subscribeAll(hub, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
   const devices = ids.map(() => device(hub.url));
-  const times: number[] = [];
-  const txs: number[] = [];
-  for (let round = 0; round < 7; round++) {
-    const polls = ids.map((id, i) => kind === 'so'
-      ? httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])
-      : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i]));
-    await waiting(hub, N);
-    const before = await metric(hub, 'hub_batch_pieces_count');
-    const sent = performance.now();
-    await (kind === 'so'
-      ? httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${round}`)
-      : httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${round}`));
-    const replies = await Promise.all(polls.map((p) => p.then((r) => ({ r, t: performance.now() }))));
-    if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the write');
-    times.push(Math.max(...replies.map(({ t }) => t)) - sent);
-    // Minus the metrics read itself (no batch) and the write's own transaction.
-    txs.push((await metric(hub, 'hub_batch_pieces_count')) - before - 1);
+  return {
+    async round(k) {
+      const polls = ids.map((id, i) => kind === 'so'
+        ? httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])
+        : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i]));
+      await waiting(hub, N);
+      const before = await metric(hub, 'hub_batch_pieces_count');
+      const sched = schedstat(hub.pid);
+      const sent = performance.now();
+      await (kind === 'so'
+        ? httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${k}`)
+        : httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${k}`));
+      const replies = await Promise.all(polls.map((p) => p.then((r) => ({ r, t: performance.now() }))));
+      if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the write');
+      const ms = Math.max(...replies.map(({ t }) => t)) - sent;
+      const after = schedstat(hub.pid);
+      // Minus the write's own transaction (the metrics read has none).
+      return { ms, tx: (await metric(hub, 'hub_batch_pieces_count')) - before - 1, cpu: after.cpu - sched.cpu, queued: after.queued - sched.queued };
+    },
+    async stop() {
+      await hub.stop();
+      await Promise.allSettled(devices.map((d) => d.destroy()));
+    },
+  };
+}
+
+async function fanOut(dist: string, kind: 'so' | 'msg') {
+  const f = await fanOutHub(dist, kind);
+  const rounds = [];
+  for (let k = 0; k < 7; k++) rounds.push(await f.round(k));
+  await f.stop();
+  return {
+    ms: r1(median(rounds.map((r) => r.ms))), all: rounds.map((r) => Math.round(r.ms)), txPerRound: median(rounds.map((r) => r.tx)),
+    cpu: rounds.map((r) => Math.round(r.cpu)), queued: rounds.map((r) => Math.round(r.queued)),
+  };
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
+/** Both builds' hubs up at once, rounds in alternation (A, B, B, A, …); medians of all rounds and of the warm ones (from the third). */
+async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number) {
+  const fs_: FanOut[] = [];
+  for (const dist of dists) fs_.push(await fanOutHub(dist, kind));
+  const results: Awaited<ReturnType<FanOut['round']>>[][] = dists.map(() => []);
+  for (let k = 0; k < rounds; k++) {
+    for (const j of k % 2 ? [1, 0] : [0, 1]) results[j].push(await fs_[j].round(k));
   }
+  for (const f of fs_) await f.stop();
+  return Object.fromEntries(dists.map((d, j) => [d, {
+    median: r1(median(results[j].map((r) => r.ms))),
+    warmMedian: r1(median(results[j].slice(2).map((r) => r.ms))),
+    all: results[j].map((r) => Math.round(r.ms)),
+    txPerRound: median(results[j].map((r) => r.tx)),
+    cpuMedian: r1(median(results[j].slice(2).map((r) => r.cpu))),
+    queuedMedian: r1(median(results[j].slice(2).map((r) => r.queued))),
+  }]));
+}
+
+/** Scenario 5: 8 senders → 1 polling subscriber for 4 s; messages received per second (and none lost). */
+async function messageRate(dist: string): Promise<{ perSecond: number; lost: number }> {
+  const hub = await startBuild(dist);
+  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
+  let received = 0;
+  let acked = 0;
+  let sending = true;
+  const started = performance.now();
+  const until = Date.now() + 4000;
+  const senders = Array.from({ length: 8 }, async () => {
+    while (Date.now() < until) {
+      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
+      if (res.status === 204) acked++;
+    }
+  });
+  const receiver = (async () => {
+    while (sending || received < acked) {
+      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
+      received += (JSON.parse(body) as unknown[]).length;
+    }
+  })();
+  await Promise.all(senders);
+  sending = false;
+  await receiver;
+  const perSecond = Math.round(received / ((performance.now() - started) / 1000));
   await hub.stop();
-  await Promise.allSettled(devices.map((d) => d.destroy()));
-  return { ms: Math.round(median(times) * 10) / 10, all: times.map((t) => Math.round(t)), txPerRound: median(txs) };
+  return { perSecond, lost: acked - received };
+}
+
+/** Scenario 6: 2,000 new devices subscribe at once; ms until the last has its subscription. */
+async function storm(dist: string): Promise<number> {
+  const hub = await startBuild(dist);
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 2000 }, async (_, i) => {
+    const { status } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`Storm${i}`)}`);
+    if (status !== 200) throw new Error(`subscribe answered ${status}`);
+  }));
+  const ms = Math.round(performance.now() - started);
+  await hub.stop();
+  return ms;
 }
 
 const [a = 'dist', b, turnsArg = '3', onlyArg = 'wake,so,msg'] = process.argv.slice(2);
 const only = new Set(onlyArg.split(','));
 const builds = b ? [a, b] : [a];
+if (only.has('wakepaired') && b) {
+  // One long paired run instead of turns: 400 samples per build.
+  console.log(JSON.stringify({ wakePaired1000: await wakePaired(builds, 200 * Number(turnsArg)) }));
+}
+for (const kind of ['so', 'msg'] as const) {
+  if (only.has(`${kind}paired`) && b) console.log(JSON.stringify({ [`${kind}FanOutPaired1000`]: await fanOutPaired(builds, kind, 7 * Number(turnsArg)) }));
+}
 for (let turn = 0; turn < Number(turnsArg); turn++) {
+  if (!['wake', 'so', 'msg', 'msgrate', 'storm'].some((x) => only.has(x))) break;
   for (const dist of turn % 2 ? [...builds].reverse() : builds) {
     const out: Record<string, unknown> = { turn, dist };
     if (only.has('wake')) out.wake1000 = await wake(dist);
     if (only.has('so')) out.stateObjectFanOut = await fanOut(dist, 'so');
     if (only.has('msg')) out.messageFanOut = await fanOut(dist, 'msg');
+    if (only.has('msgrate')) out.messageRate = await messageRate(dist);
+    if (only.has('storm')) out.stormMs = await storm(dist);
     console.log(JSON.stringify(out));
   }
 }
