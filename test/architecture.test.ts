@@ -119,6 +119,17 @@ describe('the store is the only way to the database', () => {
     expect(problems).toEqual([]);
   });
 
+  it('keeps the notifier behind its interfaces: only createHub.ts names the Notifier class (hub/wakeUps.ts)', () => {
+    const notifier = path.join(src, 'hub', 'notifier.ts');
+    const importers = sourceFiles(src)
+      .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === notifier))
+      .map(rel);
+    expect(importers).toEqual(['src/createHub.ts']);
+    // …and the class is what the interfaces describe, so a second implementation can take its place.
+    expect(code(notifier)).toMatch(/class Notifier implements WakeUps\b/);
+    expect(code(notifier)).toMatch(/class Waiter implements PollWaiter\b/);
+  });
+
   it('names a reason for every exception, and each is still needed', () => {
     const imported = new Set(
       layers.flatMap(sourceFiles).flatMap((file) =>

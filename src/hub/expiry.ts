@@ -3,7 +3,7 @@
  * the earliest pending expiry; objects stay readable with IsExpired until pushed again or purged.
  */
 import type { StateObjectLog, StateObjectReads } from '../store/engine.js';
-import type { Notifier } from './notifier.js';
+import type { ChangeAnnouncer } from './wakeUps.js';
 
 export class ExpiryTimer {
   private timer: NodeJS.Timeout | undefined;
@@ -14,7 +14,7 @@ export class ExpiryTimer {
   constructor(
     private readonly reads: StateObjectReads,
     private readonly store: StateObjectLog,
-    private readonly notifier: Notifier,
+    private readonly notifier: ChangeAnnouncer,
     private readonly onError: (error: unknown) => void,
   ) {}
 

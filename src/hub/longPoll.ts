@@ -1,6 +1,6 @@
 import { ClientGone } from '../errors.js';
 import type { ClientSignal } from '../store/engine.js';
-import type { Notifier, Waiter } from './notifier.js';
+import type { PollRegistry, PollWaiter } from './wakeUps.js';
 
 /**
  * The one way the hub waits: StateObject and message polls and the management logs follow. Holds a
@@ -12,10 +12,10 @@ import type { Notifier, Waiter } from './notifier.js';
  * with a waiter alone). Returns undefined when the client went away.
  */
 export async function longPoll<T>(
-  notifier: Notifier,
+  notifier: PollRegistry,
   key: string,
   /** From `notifier.register(key, interest)`, called by the caller right before (the interest is not held while waiting). */
-  waiter: Waiter,
+  waiter: PollWaiter,
   timeoutMs: number,
   abort: ClientSignal,
   take: () => Promise<T[]>,

@@ -7,11 +7,11 @@ export { SAGA_RESPONSE_KEY };
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
-import type { Notifier } from './notifier.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
 import { checkScopeArgs, parseScope, ScopeType } from './scope.js';
 import type { Subscriptions } from './subscriptions.js';
+import type { ChangeAnnouncer } from './wakeUps.js';
 
 export interface SendInput {
   scope: unknown;
@@ -30,7 +30,7 @@ export class Messages {
   constructor(
     private readonly store: MessageLog,
     private readonly subscriptionStore: SubscriptionRegistry,
-    private readonly notifier: Notifier,
+    private readonly notifier: ChangeAnnouncer,
     private readonly subscriptions: Subscriptions,
     private readonly callers: CallerDirectory,
     private readonly counters: MessageCounters,

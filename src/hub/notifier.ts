@@ -8,14 +8,11 @@
  */
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
-import type { Interest as SubscriptionInterest, StoredFilter, ClientSignal } from '../store/engine.js';
+import type { StoredFilter, ClientSignal } from '../store/engine.js';
 import { matchesPattern } from './patterns.js';
-
-export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
+import type { ChangedStateObject, PollInterest as Interest, PollWaiter, SentMessage, WaitOutcome, WakeUps } from './wakeUps.js';
 
 type Ending = 'superseded' | 'closing';
-
-export type Interest = SubscriptionInterest | { kind: 'logs' };
 
 /** Timer callback shared by every waiter (no closure per wait). */
 function timedOut(waiter: Waiter): void {
@@ -26,7 +23,7 @@ function timedOut(waiter: Waiter): void {
  * One waiting poll. Kept small, since thousands wait at once: no closures per wait — the abort signal
  * calls `handleEvent`, the timer a shared function with the waiter as its argument.
  */
-export class Waiter {
+export class Waiter implements PollWaiter {
   private signalled = false;
   private ended: Ending | undefined;
   private resolve: ((outcome: WaitOutcome) => void) | undefined;
@@ -104,20 +101,6 @@ interface Entry {
   connectionId: string | undefined;
 }
 
-export interface ChangedStateObject {
-  sentinelName: string;
-  packageName: string;
-  name: string;
-  type: string;
-}
-
-export interface SentMessage {
-  id: number;
-  scope: number;
-  args: string[];
-  senderConnectionId: string;
-}
-
 const addressKeys = (a: MessageAddresses): string[] => {
   const keys = [`c:${a.connectionId}`, `f:${a.friendlyName}`, `s:${a.sentinelName}`];
   if (a.isPackage) keys.push(`p:${a.packageName}`);
@@ -148,7 +131,7 @@ function removeFromIndex(index: Map<string, Listed>, key: string, entry: Entry):
   }
 }
 
-export class Notifier {
+export class Notifier implements WakeUps {
   private readonly entries = new Map<string, Entry>();
   private readonly byName = new Map<string, Listed>();
   private readonly wildcards = new Set<Entry>();

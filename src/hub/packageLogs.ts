@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { LogLevel, LogQuery, PackageLogBook, PackageLogEntry, ClientSignal } from '../store/engine.js';
 import type { Caller } from './caller.js';
 import { longPoll } from './longPoll.js';
-import type { Notifier } from './notifier.js';
+import type { WakeUps } from './wakeUps.js';
 
 export type { LogLevel, LogQuery };
 
@@ -29,7 +29,7 @@ const toRecord = (e: PackageLogEntry): LogRecord => ({
 export class PackageLogs {
   constructor(
     private readonly store: PackageLogBook,
-    private readonly notifier: Notifier,
+    private readonly notifier: WakeUps,
     private readonly logger: Logger,
     private readonly retention: number,
   ) {}

@@ -3,11 +3,11 @@ import type { StateObjectPatterns, StateObjectLog, StateObjectReads, Subscriptio
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
-import type { Notifier } from './notifier.js';
 import { hasWildcard } from './patterns.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
 import type { Subscriptions } from './subscriptions.js';
+import type { ChangeAnnouncer } from './wakeUps.js';
 
 /** A filter as the wire gives it: `*` patterns over the four keys, handed to the store as they are. */
 export type StateObjectFilter = StateObjectPatterns;
@@ -34,7 +34,7 @@ export class StateObjects {
     private readonly reads: StateObjectReads,
     private readonly store: StateObjectLog,
     private readonly subscriptionStore: SubscriptionRegistry,
-    private readonly notifier: Notifier,
+    private readonly notifier: ChangeAnnouncer,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
   ) {}

@@ -4,8 +4,8 @@ import { isGuid } from '../store/messageAddresses.js';
 import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
-import type { Notifier } from './notifier.js';
 import type { PollGate } from './pollGate.js';
+import type { WakeUps } from './wakeUps.js';
 
 export { isGuid };
 export type { SubscriptionKind };
@@ -14,7 +14,7 @@ export class Subscriptions {
   constructor(
     private readonly store: SubscriptionRegistry,
     private readonly callers: CallerDirectory,
-    private readonly notifier: Notifier,
+    private readonly notifier: WakeUps,
     private readonly gate: PollGate,
   ) {}
 

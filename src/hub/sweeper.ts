@@ -8,8 +8,8 @@
 import type { Logger } from 'pino';
 import { isDatabaseBusy } from '../errors.js';
 import type { Housekeeping, MessageLog } from '../store/engine.js';
-import type { Notifier } from './notifier.js';
 import type { PackageLogs } from './packageLogs.js';
+import type { PollRegistry } from './wakeUps.js';
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -17,7 +17,7 @@ export class Sweeper {
 
   constructor(
     private readonly store: Housekeeping,
-    private readonly notifier: Notifier,
+    private readonly notifier: PollRegistry,
     private readonly packageLogs: PackageLogs,
     private readonly messages: MessageLog,
     private readonly logger: Logger,

@@ -1,0 +1,65 @@
+/**
+ * Wake-after-commit as the hub modules see it: the notifier behind two small interfaces. A module that
+ * writes announces what its commit changed (ChangeAnnouncer); a module that long-polls registers what
+ * its waiting poll listens for and waits (PollRegistry, PollWaiter). Which waiting polls a change
+ * concerns is the implementation's business: today hub/notifier.ts decides it in memory, and createHub
+ * is the only module that names that class. A hub of several processes over one PostgreSQL would
+ * announce through NOTIFY and feed each process's notifier from LISTEN, with no hub module changing.
+ */
+import type { ClientSignal, Interest as SubscriptionInterest, StateObjectKey } from '../store/engine.js';
+
+/** What a waiting poll listens for: a subscription's filters or message addresses, or the package logs. */
+export type PollInterest = SubscriptionInterest | { kind: 'logs' };
+
+/** How a wait ended. */
+export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
+
+/** A StateObject a commit changed (pushed, purged or expired). */
+export type ChangedStateObject = StateObjectKey & { type: string };
+
+/** A message a commit appended to the log. */
+export interface SentMessage {
+  id: number;
+  scope: number;
+  args: string[];
+  senderConnectionId: string;
+}
+
+/** Announcements, each made only after the commit it reports on. */
+export interface ChangeAnnouncer {
+  /** True when it woke a waiting poll. */
+  stateObjectChanged(object: ChangedStateObject): boolean;
+  /** True when it woke a waiting poll. */
+  messageSent(message: SentMessage): boolean;
+  logWritten(): void;
+  /** These subscriptions have news whatever they listen for (a filter was added to them). */
+  wake(keys: Iterable<string>): void;
+  /**
+   * Resolves once the polls woken so far have read and answered (as far as that happens in this turn):
+   * a writer whose announcement woke someone awaits it before answering its own client.
+   */
+  wokenAnswered(): Promise<void>;
+}
+
+/** One registered poll's wait. */
+export interface PollWaiter {
+  /** Forgets an earlier wake-up: called right before reading, so only later commits count. */
+  clearSignal(): void;
+  /** Resolves on a wake-up (possibly one that came before the call), the timeout, abort, or shutdown. */
+  wait(ms: number, abort: ClientSignal): Promise<WaitOutcome>;
+}
+
+/** The polls waiting now, one per key (a subscription's id, or a logs follower's). */
+export interface PollRegistry {
+  /** Registers the key's poll (an earlier one of the same key is superseded). */
+  register(key: string, interest: PollInterest): PollWaiter;
+  /** What the key's waiting poll listens for changed (a filter or group was added). */
+  update(key: string, interest: PollInterest): void;
+  /** The poll ended; a later poll of the same key that superseded it stays. */
+  release(key: string, waiter: PollWaiter): void;
+  isWaiting(key: string): boolean;
+  waitingIds(): string[];
+}
+
+/** Both sides, for a module that announces and waits (subscriptions, package logs). */
+export interface WakeUps extends ChangeAnnouncer, PollRegistry {}
