@@ -1,12 +1,12 @@
 /** The notifier decides in memory which waiting polls a change concerns, and wakes only those. */
 import { describe, expect, it } from 'vitest';
 import { Notifier } from '../src/hub/notifier.js';
-import type { StoredFilter } from '../src/store/engine.js';
+import type { StateObjectPatterns } from '../src/store/engine.js';
 import { isAddressedTo } from '../src/store/messageAddresses.js';
 import type { MessageAddresses } from '../src/store/messageAddresses.js';
 
-const filter = (name: string, extra: Partial<StoredFilter> = {}): StoredFilter => ({
-  id: 1, sentinel: '*', package: '*', name, type: '*', exactName: name.includes('*') ? null : name, readSeq: 0, createdSeq: 0, ...extra,
+const filter = (name: string, extra: Partial<StateObjectPatterns> = {}): StateObjectPatterns => ({
+  sentinel: '*', package: '*', name, type: '*', ...extra,
 });
 const addresses = (connectionId: string, extra: Partial<MessageAddresses> = {}): MessageAddresses => ({
   connectionId, friendlyName: `Consumer/${connectionId}`, isPackage: false, sentinelName: 'Consumer', packageName: connectionId, groups: new Map(), ...extra,

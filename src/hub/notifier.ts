@@ -8,7 +8,7 @@
  */
 import type { MessageAddresses } from '../store/messageAddresses.js';
 import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
-import type { StoredFilter, ClientSignal } from '../store/engine.js';
+import type { StateObjectPatterns, ClientSignal } from '../store/engine.js';
 import { matchesPattern } from './patterns.js';
 import type { ChangedStateObject, PollInterest as Interest, PollWaiter, SentMessage, WaitOutcome, WakeUps } from './wakeUps.js';
 
@@ -84,7 +84,7 @@ interface Pattern {
   type: string;
 }
 
-const patternOf = (f: StoredFilter): Pattern => ({ sentinel: f.sentinel, package: f.package, name: f.name, type: f.type });
+const patternOf = (f: StateObjectPatterns): Pattern => ({ sentinel: f.sentinel, package: f.package, name: f.name, type: f.type });
 
 /** Shared by every entry that has none: a waiting poll holds as little as it can. */
 const NONE: never[] = [];

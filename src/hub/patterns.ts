@@ -5,4 +5,4 @@
  * store's exact test shares). The store is handed these patterns as they are (store/engine.ts,
  * StateObjectPatterns); how an engine evaluates them is its own business (SQLite: store/sqliteGlob.ts).
  */
-export { ANY, hasWildcard, matchesPattern } from '../wildcard.js';
+export { matchesPattern } from '../wildcard.js';

@@ -3,7 +3,6 @@ import type { StateObjectPatterns, StateObjectLog, StateObjectReads, Subscriptio
 import { maySeeStateObject } from './authorization.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
-import { hasWildcard } from './patterns.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -81,9 +80,8 @@ export class StateObjects {
 
   /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */
   async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
-    const exactName = hasWildcard(filter.name) ? null : filter.name;
     const owner = await this.subscriptions.owner(caller, requestedId);
-    const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, filter, exactName);
+    const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, filter);
     await this.subscriptions.refresh(caller, opened, 'state_objects');
     return opened.id;
   }

@@ -63,13 +63,6 @@ export interface StateObjectWrite extends StateObjectKey {
 
 export type ChangedObject = StateObjectKey & { type: string };
 
-/** A filter as stored (its patterns as they were given), with its cursor. */
-export interface StoredFilter extends StateObjectPatterns {
-  id: number;
-  exactName: string | null;
-  readSeq: number;
-  createdSeq: number;
-}
 
 /** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
 export interface StoredMessage {
@@ -112,7 +105,7 @@ export interface OpenedSubscription {
 
 /** What a waiting poll listens for: its filters, or its message addresses. */
 export type Interest =
-  | { kind: 'state_objects'; filters: StoredFilter[] }
+  | { kind: 'state_objects'; filters: StateObjectPatterns[] }
   | { kind: 'messages'; addresses: MessageAddresses };
 
 /**
@@ -147,7 +140,8 @@ export interface MessageLog {
 }
 
 export interface SubscriptionRegistry {
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, patterns: StateObjectPatterns, exactName: string | null): Promise<OpenedSubscription>;
+  /** Opens (or reuses) the owner's subscription and adds the filter, unless it has it already. */
+  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription>;
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
   /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined>;

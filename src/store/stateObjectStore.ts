@@ -11,7 +11,8 @@ import type { Db } from '../db/open.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
-import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectLog, StateObjectPatterns, StateObjectWrite, StoredFilter } from './engine.js';
+import { hasWildcard } from '../wildcard.js';
+import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectLog, StateObjectPatterns, StateObjectWrite } from './engine.js';
 import type { StateObjectGlobs } from './sqliteGlob.js';
 import { fromGlob, globsOf, narrowGlob, toGlob } from './sqliteGlob.js';
 
@@ -20,17 +21,17 @@ type FilterRow = {
   exact_name: string | null; read_seq: number; created_seq: number;
 };
 
-/** A filter as the SQLite store reads it: StoredFilter's fields, with its patterns as stored GLOBs. */
-type GlobFilter = Omit<StoredFilter, keyof StateObjectPatterns> & StateObjectGlobs;
+/** A filter as stored: its patterns as GLOBs, `exactName` when the name has no wildcard, its cursor. */
+type GlobFilter = StateObjectGlobs & { id: number; exactName: string | null; readSeq: number; createdSeq: number };
 
 const toFilter = (r: FilterRow): GlobFilter => ({
   id: r.id, sentinel: r.sentinel_glob, package: r.package_glob, name: r.name_glob, type: r.type_glob,
   exactName: r.exact_name, readSeq: r.read_seq, createdSeq: r.created_seq,
 });
 
-/** The boundary: a filter leaves the store with the `*` patterns it was given (sqliteGlob.ts). */
-const withPatterns = (f: GlobFilter): StoredFilter => ({
-  ...f, sentinel: fromGlob(f.sentinel), package: fromGlob(f.package), name: fromGlob(f.name), type: fromGlob(f.type),
+/** The boundary: a filter leaves the store as the `*` patterns it was given (sqliteGlob.ts). */
+const patternsOf = (f: GlobFilter): StateObjectPatterns => ({
+  sentinel: fromGlob(f.sentinel), package: fromGlob(f.package), name: fromGlob(f.name), type: fromGlob(f.type),
 });
 
 export class StateObjectStore implements StateObjectLog {
@@ -232,16 +233,17 @@ export class StateObjectStore implements StateObjectLog {
   }
 
   /** Inside a subscription's transaction: adds the filter unless it is there already. True when added. */
-  addFilterNow(subscription: string, patterns: StateObjectPatterns, exactName: string | null): boolean {
+  addFilterNow(subscription: string, patterns: StateObjectPatterns): boolean {
     const filter = { subscription, ...globsOf(patterns) };
     if (this.findFilter.get(filter)) return false;
+    const exactName = hasWildcard(patterns.name) ? null : patterns.name;
     this.insertFilter.run({ ...filter, exactName, seq: this.seq });
     return true;
   }
 
   /** Inside a transaction: the filters of a subscription, with their patterns. */
-  filtersNow(subscription: string): StoredFilter[] {
-    return this.globFiltersNow(subscription).map(withPatterns);
+  filtersNow(subscription: string): StateObjectPatterns[] {
+    return this.globFiltersNow(subscription).map(patternsOf);
   }
 
   /** Inside a transaction: the filters of a subscription as stored (GLOBs). */

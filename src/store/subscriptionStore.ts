@@ -33,10 +33,10 @@ export class SubscriptionStore implements SubscriptionRegistry {
   }
 
   /** Opens (or reuses) a StateObject subscription and adds the filter to it. */
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, patterns: StateObjectPatterns, exactName: string | null): Promise<OpenedSubscription> {
+  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription> {
     return this.batcher.run(() => {
       const id = this.choose(owner, 'state_objects', requestedId);
-      return { id, added: this.stateObjects.addFilterNow(id, patterns, exactName) };
+      return { id, added: this.stateObjects.addFilterNow(id, filter) };
     });
   }
 
