@@ -1,7 +1,9 @@
 /**
  * Where a waiting poll's heap goes: heap snapshots of a hub build with N connections idle (each has
- * answered one poll) and then with a poll waiting on each, diffed by constructor per poll. Usage:
- *   node --import tsx bench/pollHeap.ts dist 3000 /tmp/out
+ * answered one poll) and then with a poll waiting on each, diffed by constructor per poll. With `fresh`,
+ * the first snapshot is taken before the connections exist (as scenario 2 measures RSS: each poll on a
+ * new connection), so the diff includes the socket and parser. Usage:
+ *   node --import tsx bench/pollHeap.ts dist 3000 /tmp/out [fresh]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +13,7 @@ import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { testConfiguration } from '../test/support/testHub.js';
 import { device, httpGet, identity, sleep } from './support.js';
 
-const [dist = 'dist', nArg = '3000', outDir = os.tmpdir()] = process.argv.slice(2);
+const [dist = 'dist', nArg = '3000', outDir = os.tmpdir(), mode = 'idle'] = process.argv.slice(2);
 const n = Number(nArg);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-heap-'));
 fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
@@ -33,7 +35,7 @@ for (let i = 0; i < n; i++) ids.push(JSON.parse((await httpGet(`${url}/rest/cons
 const devices = ids.map(() => device(url));
 const pollPath = (id: string, timeout: number) => `${url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=${timeout}`;
 // One answered poll per connection first: the connections are in both snapshots, only the waiting differs.
-await Promise.all(ids.map((id, i) => httpGet(pollPath(id, 0), devices[i])));
+if (mode !== 'fresh') await Promise.all(ids.map((id, i) => httpGet(pollPath(id, 0), devices[i])));
 
 async function snapshot(label: string): Promise<void> {
   const before = new Set(fs.readdirSync(outDir));

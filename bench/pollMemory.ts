@@ -3,6 +3,7 @@
  * wake-up latency at 1,000 pollers and StateObject fan-out to 1,000. Usage (after `npm run build`, with
  * an older build copied elsewhere inside the repository so it finds node_modules):
  *   sh bench/withFileLimit.sh node --import tsx bench/pollMemory.ts dist .old-dist [turns] [pollers]
+ * POLLMEM_RSS_ONLY=1 measures the RSS per idle poller only (a turn then takes seconds, not a minute).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -122,11 +123,18 @@ async function fanOut(dist: string, n: number): Promise<number> {
 
 const [a = 'dist', b, turnsArg = '3', nArg = '10000'] = process.argv.slice(2);
 const builds = b ? [a, b] : [a];
+const kbs = new Map<string, number[]>(builds.map((d) => [d, []]));
 for (let turn = 0; turn < Number(turnsArg); turn++) {
   for (const dist of turn % 2 ? [...builds].reverse() : builds) {
     const big = await pollers(dist, Number(nArg), 0);
+    kbs.get(dist)?.push(big.kb);
+    if (process.env.POLLMEM_RSS_ONLY === '1') {
+      console.log(JSON.stringify({ turn, dist, kbPerPoller: big.kb }));
+      continue;
+    }
     const small = await pollers(dist, 1000, 200);
     const fan = await fanOut(dist, 1000);
     console.log(JSON.stringify({ turn, dist, kbPerPoller: big.kb, wake1000: small, kbAt1000: small.kb, stateObjectFanOut1000ms: fan }));
   }
 }
+for (const [dist, values] of kbs) console.log(`${dist}: RSS per idle poller, median of ${values.length}: ${median(values)} KB (${values.join(' / ')})`);
