@@ -158,4 +158,18 @@ describe('group commit', () => {
     await third;
     expect(rows()).toEqual(['a', 'b']);
   });
+
+  it('leaves what the settlement submits to a later turn when the batch used up its time budget', async () => {
+    const { batcher, insert } = setup();
+    const order: string[] = [];
+    await batcher.run(() => {
+      spin(15);
+      insert.run('a');
+    }).then(async () => {
+      setImmediate(() => order.push('next turn'));
+      await Promise.resolve();
+      return batcher.run(() => order.push('read'));
+    });
+    expect(order).toEqual(['next turn', 'read']);
+  });
 });
