@@ -161,6 +161,14 @@ async function wakePaired(dists: string[], samples: number): Promise<Record<stri
   return Object.fromEntries(dists.map((d, j) => [d, { p50: r2(percentile(times[j], 50)), p99: r2(percentile(times[j], 99)) }]));
 }
 
+/**
+ * A reply with the moment it arrived. The time is taken by a handler attached when the request is
+ * made: attached only after the write's own answer came back, it would read the clock then, so any
+ * reply that arrived earlier (the hub answers woken subscribers before the publisher) would count as
+ * arriving as late as the publisher's 204.
+ */
+const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then((r) => ({ r, t: performance.now() }));
+
 interface FanOut {
   /** One round: every subscriber polls, one write, ms from sending it to the last answer; and the transactions it took. */
   round(k: number): Promise<{ ms: number; tx: number; cpu: number; queued: number }>;
@@ -176,9 +184,9 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
   const devices = ids.map(() => device(hub.url));
   return {
     async round(k) {
-      const polls = ids.map((id, i) => kind === 'so'
+      const polls = ids.map((id, i) => timed(kind === 'so'
         ? httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])
-        : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i]));
+        : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])));
       await waiting(hub, N);
       const before = await metric(hub, 'hub_batch_pieces_count');
       const sched = schedstat(hub.pid);
@@ -186,7 +194,7 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
       await (kind === 'so'
         ? httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${k}`)
         : httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${k}`));
-      const replies = await Promise.all(polls.map((p) => p.then((r) => ({ r, t: performance.now() }))));
+      const replies = await Promise.all(polls);
       if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the write');
       const ms = Math.max(...replies.map(({ t }) => t)) - sent;
       const after = schedstat(hub.pid);
