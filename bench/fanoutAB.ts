@@ -8,7 +8,8 @@
  * the group commit's scheduling could touch) run each build in alternating turns (one hub at a time,
  * as bench/run.ts); `wakepaired`, `sopaired`, `msgpaired` keep both builds' hubs up at once and
  * alternate single samples or rounds between them (200 samples or 7 rounds per turn), which holds up
- * best on a machine others are loading. HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node.
+ * best on a machine others are loading. HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
+ * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -190,6 +191,7 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
       await waiting(hub, N);
       const before = await metric(hub, 'hub_batch_pieces_count');
       const sched = schedstat(hub.pid);
+      const client = schedstat(process.pid);
       const sent = performance.now();
       await (kind === 'so'
         ? httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${k}`)
@@ -198,6 +200,8 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
       if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the write');
       const ms = Math.max(...replies.map(({ t }) => t)) - sent;
       const after = schedstat(hub.pid);
+      const clientAfter = schedstat(process.pid);
+      if (process.env.CLIENT_CPU) console.error(JSON.stringify({ k, ms: Math.round(ms), hubCpu: Math.round(after.cpu - sched.cpu), hubQueued: Math.round(after.queued - sched.queued), clientCpu: Math.round(clientAfter.cpu - client.cpu), clientQueued: Math.round(clientAfter.queued - client.queued) }));
       // Minus the write's own transaction (the metrics read has none).
       return { ms, tx: (await metric(hub, 'hub_batch_pieces_count')) - before - 1, cpu: after.cpu - sched.cpu, queued: after.queued - sched.queued };
     },
