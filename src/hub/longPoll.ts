@@ -11,18 +11,30 @@ import type { PollRegistry, PollWaiter } from './wakeUps.js';
  * runs with the result while the waiter is still registered (the idle sweeper leaves a subscription
  * with a waiter alone). Returns undefined when the client went away.
  */
+/** What a long-poll does besides waiting (one object rather than three closures: thousands wait at once). */
+export interface PollSteps<T> {
+  /** Reads and consumes in one transaction; throws ClientGone (rolling back) if the client has gone. */
+  take(): Promise<T[]>;
+  /** Runs with the result while the waiter is still registered. */
+  settle?(result: T[] | undefined): Promise<void>;
+  /** Called last however the poll ends. */
+  end?(): void;
+}
+
 export async function longPoll<T>(
   notifier: PollRegistry,
   key: string,
-  /** From `notifier.register(key, interest)`, called by the caller right before (the interest is not held while waiting). */
-  waiter: PollWaiter,
+  /**
+   * From `notifier.register(key, interest)`, called by the caller right before (the interest is not
+   * held while waiting), or a promise of it when the caller checks something first: a poll refused
+   * there (rejected) holds and releases nothing, and calls no step.
+   */
+  registered: PollWaiter | Promise<PollWaiter>,
   timeoutMs: number,
   abort: ClientSignal,
-  take: () => Promise<T[]>,
-  settle?: (result: T[] | undefined) => Promise<void>,
-  /** Called last however the poll ends (here rather than a `.finally` on the result: one promise less per waiting poll). */
-  onEnd?: () => void,
+  steps: PollSteps<T>,
 ): Promise<T[] | undefined> {
+  const waiter = await registered;
   const deadline = Date.now() + timeoutMs;
   try {
     let result: T[] | undefined;
@@ -30,7 +42,7 @@ export async function longPoll<T>(
       if (abort.aborted) break;
       waiter.clearSignal();
       try {
-        result = await take();
+        result = await steps.take();
       } catch (error) {
         if (error instanceof ClientGone) break;
         throw error;
@@ -43,10 +55,10 @@ export async function longPoll<T>(
       }
       if (outcome !== 'woken') break;
     }
-    if (settle) await settle(result);
+    if (steps.settle) await steps.settle(result);
     return result;
   } finally {
     notifier.release(key, waiter);
-    onEnd?.();
+    steps.end?.();
   }
 }

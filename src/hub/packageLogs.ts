@@ -52,7 +52,7 @@ export class PackageLogs {
     const read = async () => (await this.store.read(query)).map(toRecord);
     if (query.afterId === undefined || waitMs <= 0) return read();
     const key = `logs:${randomUUID()}`;
-    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, read)) ?? [];
+    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, { take: read })) ?? [];
   }
 
   /** Keeps the newest `retention` entries (called by the sweeper). */

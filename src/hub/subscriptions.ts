@@ -4,6 +4,7 @@ import { isGuid } from '../store/messageAddresses.js';
 import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
+import type { PollSteps } from './longPoll.js';
 import type { PollGate } from './pollGate.js';
 import type { WakeUps } from './wakeUps.js';
 
@@ -47,7 +48,7 @@ export class Subscriptions {
    * Long-polls the caller's subscription of `kind`: `take` reads and consumes in one transaction (see
    * longPoll). Undefined when the client went away.
    */
-  async poll<T>(
+  poll<T>(
     caller: Caller,
     id: string | undefined,
     kind: SubscriptionKind,
@@ -55,18 +56,41 @@ export class Subscriptions {
     abort: ClientSignal,
     take: (subscriptionId: string) => Promise<T[]>,
   ): Promise<T[] | undefined> {
-    const interest = await this.requireOwned(caller, id, kind);
-    const subscriptionId = id as string;
     const credential = caller.credential.name;
-    this.gate.enter(credential);
-    // No closure below holds `interest`: what a waiting poll listens for lives in the notifier only.
-    const waiter = this.notifier.register(subscriptionId, interest);
-    return longPoll(this.notifier, subscriptionId, waiter, timeoutMs, abort, () => take(subscriptionId),
-      // An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active
-      // now, recorded before the waiter goes so the idle sweeper cannot take the subscription between.
-      (result) => (!result || result.length === 0 ? this.store.touched(subscriptionId) : Promise.resolve()),
-      // Leaving the gate in longPoll's own `finally`, not a `.finally` on its result: one promise less.
-      () => this.gate.leave(credential),
-    );
+    const registered = this.requireOwned(caller, id, kind).then((interest) => {
+      this.gate.enter(credential);
+      // Nothing below holds `interest`: what a waiting poll listens for lives in the notifier only.
+      return this.notifier.register(id as string, interest);
+    });
+    // Not an async function returning longPoll's promise: its own promise would adopt that one (a
+    // reaction and two resolving functions per waiting poll).
+    return longPoll(this.notifier, id as string, registered, timeoutMs, abort, new SubscriptionPoll(this.store, this.gate, id as string, credential, take));
+  }
+}
+
+/** A subscription poll's steps around the wait (longPoll), as one small object. */
+class SubscriptionPoll<T> implements PollSteps<T> {
+  constructor(
+    private readonly store: SubscriptionRegistry,
+    private readonly gate: PollGate,
+    private readonly id: string,
+    private readonly credential: string,
+    private readonly read: (subscriptionId: string) => Promise<T[]>,
+  ) {}
+
+  take(): Promise<T[]> {
+    return this.read(this.id);
+  }
+
+  /**
+   * An empty answer (timeout, superseded, client gone) ends a wait of up to two minutes: active now,
+   * recorded before the waiter goes so the idle sweeper cannot take the subscription between.
+   */
+  settle(result: T[] | undefined): Promise<void> {
+    return !result || result.length === 0 ? this.store.touched(this.id) : Promise.resolve();
+  }
+
+  end(): void {
+    this.gate.leave(this.credential);
   }
 }
