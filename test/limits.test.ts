@@ -32,6 +32,14 @@ describe('limits that keep one client from hurting the others', () => {
     expect((await get(h, 'platform/GetMessages', pkg('S2', 'P1', 'other-key-0001'), { subscriptionId: other, timeout: 0 })).status).toBe(200);
     expect((await Promise.all(waiting)).map((r) => r.status)).toEqual([200, 200]);
     expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 0 })).status).toBe(200);
+    // Refused polls (429, an unknown subscription) take no slot and give none back: still exactly two.
+    for (let i = 0; i < 3; i++) {
+      expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: '00000000-0000-0000-0000-000000000009', timeout: 1000 })).status).toBe(500);
+    }
+    const again = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
+    await sleep(100);
+    expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 })).status).toBe(429);
+    expect((await Promise.all(again)).map((r) => r.status)).toEqual([200, 200]);
   });
 
   it('slows repeated authentication failures from one address, not from another', async () => {

@@ -2,15 +2,6 @@ import { ClientGone } from '../errors.js';
 import type { ClientSignal } from '../store/engine.js';
 import type { PollRegistry, PollWaiter } from './wakeUps.js';
 
-/**
- * The one way the hub waits: StateObject and message polls and the management logs follow. Holds a
- * poll until `take` finds something or `timeoutMs` passes. The waiter is registered before the first
- * read so a commit between read and wait is not missed, and released however the poll ends (nothing is
- * left behind on a timeout). `take` consumes inside its transaction and throws ClientGone (rolling
- * back) if the client has gone, so nothing is consumed for a response that will not be sent. `settle`
- * runs with the result while the waiter is still registered (the idle sweeper leaves a subscription
- * with a waiter alone). Returns undefined when the client went away.
- */
 /** What a long-poll does besides waiting (one object rather than three closures: thousands wait at once). */
 export interface PollSteps<T> {
   /** Reads and consumes in one transaction; throws ClientGone (rolling back) if the client has gone. */
@@ -21,6 +12,15 @@ export interface PollSteps<T> {
   end?(): void;
 }
 
+/**
+ * The one way the hub waits: StateObject and message polls and the management logs follow. Holds a
+ * poll until its `take` step finds something or `timeoutMs` passes. The waiter is registered before the first
+ * read so a commit between read and wait is not missed, and released however the poll ends (nothing is
+ * left behind on a timeout). `take` consumes inside its transaction and throws ClientGone (rolling
+ * back) if the client has gone, so nothing is consumed for a response that will not be sent. `settle`
+ * runs with the result while the waiter is still registered (the idle sweeper leaves a subscription
+ * with a waiter alone). Returns undefined when the client went away.
+ */
 export async function longPoll<T>(
   notifier: PollRegistry,
   key: string,
