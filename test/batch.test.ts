@@ -172,4 +172,16 @@ describe('group commit', () => {
     });
     expect(order).toEqual(['next turn', 'read']);
   });
+
+  it('leaves what the settlement of a large batch submits to a later turn (many requests already shared this one)', async () => {
+    const { batcher, insert } = setup();
+    const order: string[] = [];
+    const pieces = Array.from({ length: 40 }, (_, i) => batcher.run(() => insert.run(`k${i}`)));
+    await Promise.all(pieces).then(async () => {
+      setImmediate(() => order.push('next turn'));
+      await Promise.resolve();
+      return batcher.run(() => order.push('read'));
+    });
+    expect(order).toEqual(['next turn', 'read']);
+  });
 });

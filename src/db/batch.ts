@@ -40,6 +40,14 @@ class PieceFailed extends Error {
 /** Pause between attempts while another process holds the write lock. */
 const LOCK_RETRY_MS = 50;
 
+/**
+ * Only a batch of at most this many pieces has what its settlement submits flushed in the same turn
+ * (flushAfterSettling): a larger one says many requests arrived in this turn, whose own work already
+ * took part of it (300 first polls at once: their requests, 300 lookups, then their reads would have
+ * shared one turn; bench/stall.ts).
+ */
+const SMALL_BATCH = 16;
+
 /** Pieces per transaction at most; the rest go into the next one. */
 const MAX_PIECES = 4096;
 
@@ -63,8 +71,8 @@ export class TransactionBatcher {
   private scheduled = false;
   /** A batch has just settled: what its continuations submit is flushed in a microtask (flushAfterSettling). */
   private settling = false;
-  /** What the batch that opened the window left of the time budget, for the flush after it. */
-  private settlingBudget = BATCH_BUDGET_MS;
+  /** When the batch that opened the window started: the flush after it gets what is left of the budget. */
+  private settlingSince = 0;
   // Prepared once: wrapping each job with better-sqlite3's transaction() would build closures per job.
   private readonly begin;
   private readonly commit;
@@ -112,8 +120,14 @@ export class TransactionBatcher {
   private flushAfterSettling(): void {
     if (this.busySince !== undefined) return this.schedule();
     this.settling = false;
-    const budget = this.settlingBudget;
-    queueMicrotask(() => void this.flush(false, budget));
+    const turnStarted = this.settlingSince;
+    queueMicrotask(() => {
+      // The budget counts from the start of the batch that woke them: its pieces, what its settlement
+      // ran since (the woken polls' continuations) and these pieces share one turn's budget.
+      const left = BATCH_BUDGET_MS - (performance.now() - turnStarted);
+      if (left > 0) void this.flush(false, left);
+      else this.schedule();
+    });
   }
 
   private schedule(): void {
@@ -128,8 +142,9 @@ export class TransactionBatcher {
 
   /**
    * `opensWindow`: what this batch's settlement submits runs right after it (flushAfterSettling), in
-   * what is left of the time budget, so one turn of the event loop still runs at most one budget of
-   * pieces (bench/stall.ts); a batch that used up the budget leaves its followers to a later turn.
+   * what is left of the time budget counted from this batch's start, so one turn of the event loop
+   * still runs at most about one budget of work (bench/stall.ts); a batch that is large or used up the
+   * budget leaves its followers to a later turn.
    */
   private async flush(opensWindow = true, budgetMs = BATCH_BUDGET_MS): Promise<void> {
     const jobs = this.queue.splice(0, MAX_PIECES);
@@ -164,11 +179,11 @@ export class TransactionBatcher {
       this.busySince = undefined;
       if (this.queue.length > 0) this.schedule();
     }
-    if (opensWindow && spent < BATCH_BUDGET_MS) {
+    if (opensWindow && ran.length <= SMALL_BATCH && spent < BATCH_BUDGET_MS) {
       // Until the microtasks this settlement starts have all run (a tick queued from a microtask runs
       // only once the microtask queue is empty).
       this.settling = true;
-      this.settlingBudget = BATCH_BUDGET_MS - spent;
+      this.settlingSince = started;
       queueMicrotask(() => process.nextTick(() => (this.settling = false)));
     }
     ran.forEach((job, i) => (outcomes[i].ok ? job.resolve(outcomes[i].value) : job.reject(outcomes[i].value)));
