@@ -6,12 +6,27 @@ import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { PollSteps } from './longPoll.js';
 import type { PollGate } from './pollGate.js';
-import type { WakeUps } from './wakeUps.js';
+import type { PollWaiter, WakeUps } from './wakeUps.js';
 
 export { isGuid };
 export type { SubscriptionKind };
 
+/** A subscription some poll of which is between reading its filters and registering its waiter. */
+interface Registering {
+  /** Polls of it registering now (the entry goes with the last). */
+  polls: number;
+  /** Changes to what it listens for (refresh) since the entry was made. */
+  changes: number;
+}
+
 export class Subscriptions {
+  /**
+   * A poll reads what its subscription listens for, then registers its waiter some microtasks later; a
+   * filter or group added in between (refresh finds no waiter yet) is counted here, and the poll reads
+   * again once registered. Only subscriptions with a poll registering right now have an entry.
+   */
+  private readonly registering = new Map<string, Registering>();
+
   constructor(
     private readonly store: SubscriptionRegistry,
     private readonly callers: CallerDirectory,
@@ -29,6 +44,8 @@ export class Subscriptions {
 
   /** After a subscription changed what it listens for: a waiting poll of it listens for that too. */
   async refresh(caller: Caller, opened: OpenedSubscription, kind: SubscriptionKind): Promise<void> {
+    const registering = this.registering.get(opened.id);
+    if (registering) registering.changes++;
     if (!this.notifier.isWaiting(opened.id)) return;
     const interest = await this.store.findOwned(await this.owner(caller, undefined), opened.id, kind);
     if (interest) this.notifier.update(opened.id, interest);
@@ -57,14 +74,49 @@ export class Subscriptions {
     take: (subscriptionId: string) => Promise<T[]>,
   ): Promise<T[] | undefined> {
     const credential = caller.credential.name;
-    const registered = this.requireOwned(caller, id, kind).then((interest) => {
-      this.gate.enter(credential);
-      // Nothing below holds `interest`: what a waiting poll listens for lives in the notifier only.
-      return this.notifier.register(id as string, interest);
-    });
+    let registering: Registering | undefined;
+    if (id) {
+      registering = this.registering.get(id);
+      if (registering) registering.polls++;
+      else this.registering.set(id, (registering = { polls: 1, changes: 0 }));
+    }
+    const changesBefore = registering?.changes ?? 0;
+    const registered = this.requireOwned(caller, id, kind).then(
+      (interest) => {
+        // Counted up to now: register below follows in the same synchronous run, no refresh between.
+        const changed = registering !== undefined && registering.changes !== changesBefore;
+        this.doneRegistering(id, registering);
+        this.gate.enter(credential);
+        // Nothing below holds `interest`: what a waiting poll listens for lives in the notifier only.
+        const waiter = this.notifier.register(id as string, interest);
+        // Changed since `interest` was read (refresh found no waiter): listen for what it is now. The
+        // first read comes after, so it also returns the current values of an added filter.
+        return changed ? this.reread(caller, id as string, kind, waiter) : waiter;
+      },
+      (error: unknown) => {
+        this.doneRegistering(id, registering);
+        throw error;
+      },
+    );
     // Not an async function returning longPoll's promise: its own promise would adopt that one (a
     // reaction and two resolving functions per waiting poll).
     return longPoll(this.notifier, id as string, registered, timeoutMs, abort, new SubscriptionPoll(this.store, this.gate, id as string, credential, take));
+  }
+
+  private doneRegistering(id: string | undefined, registering: Registering | undefined): void {
+    if (id && registering && --registering.polls === 0) this.registering.delete(id);
+  }
+
+  /** The registered poll's waiter, once it listens for what the subscription listens for now. */
+  private async reread(caller: Caller, id: string, kind: SubscriptionKind, waiter: PollWaiter): Promise<PollWaiter> {
+    try {
+      const interest = await this.store.findOwned(await this.owner(caller, undefined), id, kind);
+      if (interest) this.notifier.update(id, interest);
+    } catch {
+      // The waiter is registered and the gate entered: longPoll must get it to release both. Its first
+      // read meets the same trouble and answers it (a 503 for a busy database).
+    }
+    return waiter;
   }
 }
 
