@@ -279,7 +279,8 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const urls: string[] = [];
   try {
     for (const group of groups.values()) {
-      const handler = rememberRequestTarget(underPrefixes(group.map((a) => a.prefix), detachablePolls(callback)));
+      const prefixes = group.map((a) => a.prefix);
+      const handler = rememberRequestTarget(prefixes, underPrefixes(prefixes, detachablePolls(callback)));
       const server =
         group[0].protocol === 'https' && tls ? https.createServer({ ...tls, ...serverOptions(options) }, handler) : http.createServer(serverOptions(options), handler);
       servers.push(server);

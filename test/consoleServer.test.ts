@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { buildConsoleIfStale } from './support/browser.js';
-import { admin, call, get, hubsStoppedAfterEach, pkg, post, testConfiguration } from './support/testHub.js';
+import { ADMIN_KEY, admin, call, get, hubsStoppedAfterEach, pkg, post, testConfiguration } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
 
@@ -84,6 +84,17 @@ describe('serving the built console', () => {
     // Outside the prefix nothing is served, the console included.
     expect((await fetch(`${origin}/console/`)).status).toBe(404);
     expect((await fetch(`${origin}/constellation/openapi.json`)).status).toBe(200);
+  });
+
+  it('keeps a listen prefix holding /rest/, and a query naming /rest/, in the redirect', async () => {
+    const h = await hub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/api/rest/hub/'] } });
+    const origin = h.url.replace(/\/api\/rest\/hub$/, '');
+    for (const path of ['/api/rest/hub/', '/api/rest/hub', '/api/rest/hub/?next=/rest/x', '//api//rest//hub//']) {
+      const response = await fetch(`${origin}${path}`, { redirect: 'manual' });
+      expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, '/api/rest/hub/console/']);
+    }
+    expect((await fetch(`${origin}/api/rest/hub/`)).url).toBe(`${origin}/api/rest/hub/console/`);
+    expect((await fetch(`${origin}/api/rest/hub/rest/management/overview?SentinelName=Management&PackageName=Tests&AccessKey=${ADMIN_KEY}`)).status).toBe(200);
   });
 });
 

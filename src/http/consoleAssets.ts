@@ -82,15 +82,25 @@ function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
 const notBuilt = () =>
   new HubError(503, 'ConsoleNotBuilt', 'The console is not built.', "Run 'npm run build' (npm ci does it once) and reload the page.");
 
-const REST = /\/rest\//i;
 const requestTargets = new WeakMap<http.IncomingMessage, string>();
 
-/** Wraps the listener that strips the listen prefix, so the redirect from / can put the prefix back. */
-export function rememberRequestTarget(listener: http.RequestListener): http.RequestListener {
+/** A target's path without query, repeated or trailing slashes, in lower case: `//A//?x` → `/a`. */
+function rootOf(target: string): string {
+  const query = target.indexOf('?');
+  return (query < 0 ? target : target.slice(0, query)).replace(/\/{2,}/g, '/').replace(/\/$/, '').toLowerCase();
+}
+
+/**
+ * Wraps the listener that strips the listen prefix, so the redirect from / can put the prefix back.
+ * Only a request for / is redirected, so only a target naming a prefix itself (`<prefix>` or
+ * `<prefix>/`, any query) is kept, decided on its path alone (a prefix or a query may hold `/rest/`):
+ * the interfaces' requests (thousands of waiting polls) are not.
+ */
+export function rememberRequestTarget(prefixes: string[], listener: http.RequestListener): http.RequestListener {
+  const roots = new Set(prefixes.map((p) => p.toLowerCase()));
   return (req, res) => {
-    // Only a request for / is redirected: the interfaces' requests (thousands of waiting polls) are not kept.
     const url = req.url ?? '/';
-    if (!REST.test(url)) requestTargets.set(req, url);
+    if (roots.has(rootOf(url))) requestTargets.set(req, url);
     listener(req, res);
   };
 }
