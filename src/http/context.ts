@@ -49,27 +49,45 @@ const SIGNAL = Symbol('clientGone');
 
 /**
  * Aborted when the client goes away before its response is written. What a long-poll needs of an
- * AbortSignal (`aborted`, one 'abort' listener: the waiter) without an EventTarget per request: a
- * waiting poll holds this small object and one shared 'close' listener on its response.
+ * AbortSignal (`aborted`, 'abort' listeners) without an EventTarget per request: a waiting poll holds
+ * this small object and one shared 'close' listener on its response. Its one listener (the waiter)
+ * lives in a field; the rare further ones in an array made only for them, so several listeners work as
+ * on an AbortSignal (each once, in the order added; the same one twice is one) at no cost per poll.
  */
 class ClientGoneSignal implements ClientSignal {
   aborted = false;
   private listener: EventListenerObject | undefined = undefined;
+  /** Listeners after the first, in the order added; only ever empty when `listener` is too. */
+  private more: EventListenerObject[] | undefined = undefined;
 
   addEventListener(_type: 'abort', listener: EventListenerObject): void {
-    this.listener = listener;
+    // As on an AbortSignal, a listener added once it has fired is never called.
+    if (this.aborted || listener === this.listener || this.more?.includes(listener)) return;
+    if (this.listener === undefined) this.listener = listener;
+    else (this.more ??= []).push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: EventListenerObject): void {
-    if (this.listener === listener) this.listener = undefined;
+    if (this.listener === listener) {
+      this.listener = this.more?.shift();
+    } else if (this.more) {
+      const at = this.more.indexOf(listener);
+      if (at >= 0) this.more.splice(at, 1);
+    }
+    if (this.more?.length === 0) this.more = undefined;
   }
 
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
     const listener = this.listener;
+    const more = this.more;
     this.listener = undefined;
-    listener?.handleEvent(new Event('abort'));
+    this.more = undefined;
+    if (!listener) return;
+    const event = new Event('abort');
+    listener.handleEvent(event);
+    if (more) for (const each of more) each.handleEvent(event);
   }
 }
 

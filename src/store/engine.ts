@@ -115,6 +115,11 @@ export type Interest =
  */
 export interface ClientSignal {
   readonly aborted: boolean;
+  /**
+   * As on an AbortSignal: every listener added and not removed is called once when the signal fires,
+   * in the order added; adding the same listener again changes nothing; one added after it fired is
+   * never called (check `aborted` first). `once` is implied: the signal fires at most once.
+   */
   addEventListener(type: 'abort', listener: EventListenerObject, options?: { once?: boolean }): void;
   removeEventListener(type: 'abort', listener: EventListenerObject): void;
 }
