@@ -6,9 +6,11 @@
  * and wake-ups go out together. A batch never interleaves with a Kysely transaction on the same
  * connection: while one is open, the batch waits for Kysely's connection.
  *
- * What a batch's settlement sets off right away (the reads of the polls its commit woke) is the one
- * exception to "one turn": it runs in a transaction of its own as soon as those continuations have
- * queued it, so a woken poll is answered without waiting a turn of the event loop.
+ * Whatever a batch's settlement sets off right away is the one exception to "one turn": the work its
+ * settled promises' continuations submit before the microtask queue runs dry — any of them, not only
+ * the reads of the polls its commit woke (also, say, a Subscribe's refresh or a request's next write) —
+ * runs in a transaction of its own as soon as they have queued it, so a woken poll is answered
+ * without waiting a turn of the event loop.
  *
  * A batch holds the event loop while its pieces run, so it has a time budget: once the pieces run so
  * far took longer than BATCH_BUDGET_MS, they commit and settle, and the rest of the batch runs in a
@@ -112,10 +114,11 @@ export class TransactionBatcher {
   }
 
   /**
-   * Work submitted by what a batch's settlement set off (the reads of the polls its commit woke) runs
-   * in a transaction of its own as soon as those continuations have queued it, instead of a turn of
-   * the event loop later: a woken poll is answered without first waiting for the I/O of that turn. One
-   * such transaction per batch, so this can never keep the event loop from I/O.
+   * Work submitted while a batch settles (by any continuation of its promises: the woken polls' reads,
+   * but whatever else they queue too) runs in a transaction of its own as soon as those continuations
+   * have queued it, instead of a turn of the event loop later: a woken poll is answered without first
+   * waiting for the I/O of that turn. One such transaction per batch, so this can never keep the event
+   * loop from I/O.
    */
   private flushAfterSettling(): void {
     if (this.busySince !== undefined) return this.schedule();
