@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StateObjectUpdate } from '../src/hub/records.js';
 import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
+import { waitingPollCount } from './support/waitingPolls.js';
 
 type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
@@ -312,6 +313,14 @@ describe('bad input changes nothing', () => {
     const reply = await get(h, action, app, { subscriptionId: id, ...query });
     expect(reply.status).toBe(status);
     expect(reply.json<{ Message: string }>().Message).toMatch(/timeout|limit/);
+  });
+
+  it.each(['consumer/GetStateObjects', 'consumer/GetMessages'])('%s without a subscriptionId: 400 MissingParameter, no waiter left', async (action) => {
+    const h = await hub();
+    const reply = await get(h, action, app, { timeout: 1000 });
+    expect(reply.status).toBe(400);
+    expect(reply.json<{ Message: string; MessageDetail: string }>()).toMatchObject({ Message: "The parameter 'subscriptionId' is required." });
+    expect(await waitingPollCount(h)).toBe(0);
   });
 
   it('refuses bad pushes with clear 400s (or 414 for a value too large for the address) and stores nothing', async () => {

@@ -11,6 +11,8 @@ import type { PollWaiter, WakeUps } from './wakeUps.js';
 export { isGuid };
 export type { SubscriptionKind };
 
+const missingSubscriptionId = () => badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
+
 /** A subscription some poll of which is between reading its filters and registering its waiter. */
 interface Registering {
   /** Polls of it registering now (the entry goes with the last). */
@@ -54,7 +56,7 @@ export class Subscriptions {
 
   /** The caller's subscription of that kind with what it listens for, or the "subscription lost" 500 firmware re-subscribes on. */
   async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<Interest> {
-    if (!id) throw badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
+    if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
     const interest = connectionId ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind) : undefined;
     if (!interest) throw subscriptionLost(id);
@@ -73,25 +75,23 @@ export class Subscriptions {
     abort: ClientSignal,
     take: (subscriptionId: string) => Promise<T[]>,
   ): Promise<T[] | undefined> {
+    if (!id) return Promise.reject(missingSubscriptionId());
     const credential = caller.credential.name;
-    let registering: Registering | undefined;
-    if (id) {
-      registering = this.registering.get(id);
-      if (registering) registering.polls++;
-      else this.registering.set(id, (registering = { polls: 1, changes: 0 }));
-    }
-    const changesBefore = registering?.changes ?? 0;
+    let registering = this.registering.get(id);
+    if (registering) registering.polls++;
+    else this.registering.set(id, (registering = { polls: 1, changes: 0 }));
+    const changesBefore = registering.changes;
     const registered = this.requireOwned(caller, id, kind).then(
       (interest) => {
         // Counted up to now: register below follows in the same synchronous run, no refresh between.
-        const changed = registering !== undefined && registering.changes !== changesBefore;
+        const changed = registering.changes !== changesBefore;
         this.doneRegistering(id, registering);
         this.gate.enter(credential);
         // Nothing below holds `interest`: what a waiting poll listens for lives in the notifier only.
-        const waiter = this.notifier.register(id as string, interest);
+        const waiter = this.notifier.register(id, interest);
         // Changed since `interest` was read (refresh found no waiter): listen for what it is now. The
         // first read comes after, so it also returns the current values of an added filter.
-        return changed ? this.reread(caller, id as string, kind, waiter) : waiter;
+        return changed ? this.reread(caller, id, kind, waiter) : waiter;
       },
       (error: unknown) => {
         this.doneRegistering(id, registering);
@@ -100,11 +100,11 @@ export class Subscriptions {
     );
     // Not an async function returning longPoll's promise: its own promise would adopt that one (a
     // reaction and two resolving functions per waiting poll).
-    return longPoll(this.notifier, id as string, registered, timeoutMs, abort, new SubscriptionPoll(this.store, this.gate, id as string, credential, take));
+    return longPoll(this.notifier, id, registered, timeoutMs, abort, new SubscriptionPoll(this.store, this.gate, id, credential, take));
   }
 
-  private doneRegistering(id: string | undefined, registering: Registering | undefined): void {
-    if (id && registering && --registering.polls === 0) this.registering.delete(id);
+  private doneRegistering(id: string, registering: Registering): void {
+    if (--registering.polls === 0) this.registering.delete(id);
   }
 
   /** The registered poll's waiter, once it listens for what the subscription listens for now. */
