@@ -7,28 +7,10 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach, testConfiguration } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const app = consumer();
-
-async function waitingPolls(h: { url: string }, n: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
-    if (Number(/hub_waiting_long_polls (\d+)/.exec(text)?.[1]) >= n) return;
-    await sleep(20);
-  }
-  throw new Error(`${n} polls never waited`);
-}
-
-async function noPollsWaiting(h: { url: string }): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
-    if (/hub_waiting_long_polls 0\b/.test(text)) return;
-    await sleep(20);
-  }
-  throw new Error('a poll still waits after its client left');
-}
 
 describe('a waiting long-poll answered outside Koa', () => {
   it('answers a woken poll with the same status, headers and JSON body as an immediate one', async () => {
@@ -85,11 +67,7 @@ describe('a waiting long-poll answered outside Koa', () => {
     await waitingPolls(h, 1);
     controller.abort();
     expect(await gone).toBe('aborted');
-    for (let i = 0; i < 100; i++) {
-      const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
-      if (/hub_waiting_long_polls 0/.test(text)) break;
-      await sleep(20);
-    }
+    await waitingPolls(h, 0);
     await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Ping', data: 42 });
     const next = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
     expect(next.json<{ Key: string; Data: unknown }[]>().map((m) => [m.Key, m.Data])).toEqual([['Ping', 42]]);
@@ -151,7 +129,7 @@ describe('a waiting long-poll answered outside Koa', () => {
       await waitingPolls(h, 1);
       controller.abort();
       expect(await gone).toBe('aborted');
-      await noPollsWaiting(h);
+      await waitingPolls(h, 0);
     }
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 2 });
     const next = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 });

@@ -5,20 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ADMIN_KEY, admin, call, get, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const p1 = pkg('S1', 'P1');
 
 const metrics = async (h: { url: string }) => (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
-
-async function waitingPolls(h: { url: string }, n: number): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (Number(/hub_waiting_long_polls (\d+)/.exec(await metrics(h))?.[1]) === n) return;
-    await sleep(20);
-  }
-  throw new Error(`the number of waiting polls never became ${n}`);
-}
 
 async function lastLogId(h: { url: string }): Promise<number> {
   await get(h, 'platform/WriteLog', p1, { message: 'before' });

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { narrowGlob, toGlob } from '../src/store/sqliteGlob.js';
 import type { StateObjectUpdate } from '../src/hub/records.js';
-import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 import type { TestHub } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
@@ -30,15 +31,6 @@ const FILTERS = [
   '*Temp', '*Temp*', 'T*p', 'Temp*Temp', '*e*p', 'a*b', '*a*b*', 'a*b*', 'ab*ab', 'ab*ba', 'a**b', '*?*', '*[*', 'a[*]*',
   '*[b]*', 'a?*', '*]', '**', '*Light*On*', 'Light*On', '*é*', '*𝄞', '𝄞*𝄞', '*.*.*', 'a*',
 ];
-
-async function waitingPolls(h: TestHub, n: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
-    if (Number(/hub_waiting_long_polls (\d+)/.exec(text)?.[1]) >= n) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`${n} polls never waited`);
-}
 
 async function pushAll(h: TestHub) {
   for (const name of NAMES) {
