@@ -178,11 +178,11 @@ export function managementRouter(services: HubServices): Router<HubState> {
       limit: Math.min(limit, 10_000),
     };
     if (!follow) {
-      ctx.body = await packageLogs.read(query, 0, clientGone(ctx));
+      ctx.body = await packageLogs.read(query);
       return;
     }
     // A follow may wait two minutes: once its parameters are read, it is answered outside Koa, as polls are.
-    answerLater(ctx, packageLogs.read(query, timeoutParam(ctx), clientGone(ctx)), services.logger);
+    answerLater(ctx, packageLogs.follow(query, timeoutParam(ctx), clientGone(ctx)), services.logger);
   });
 
   registerRepositoryRoutes(router, services);

@@ -43,16 +43,20 @@ export class PackageLogs {
     this.notifier.logWritten();
   }
 
+  /** Entries matching `query`. */
+  async read(query: LogQuery): Promise<LogRecord[]> {
+    return (await this.store.read(query)).map(toRecord);
+  }
+
   /**
-   * Entries matching `query`. With `afterId` and a timeout, waits (the same long-poll as subscriptions)
+   * Entries matching `query`; with `afterId` and a timeout, waits (the same long-poll as subscriptions)
    * until an entry after the cursor is written or the timeout passes: how a console follows the logs.
    * Resolves with [] when the client went away.
    */
-  async read(query: LogQuery, waitMs: number, abort: ClientSignal): Promise<LogRecord[]> {
-    const read = async () => (await this.store.read(query)).map(toRecord);
-    if (query.afterId === undefined || waitMs <= 0) return read();
+  async follow(query: LogQuery, waitMs: number, abort: ClientSignal): Promise<LogRecord[]> {
+    if (query.afterId === undefined || waitMs <= 0) return this.read(query);
     const key = `logs:${randomUUID()}`;
-    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, { take: read })) ?? [];
+    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, { take: () => this.read(query) })) ?? [];
   }
 
   /** Keeps the newest `retention` entries (called by the sweeper). */
