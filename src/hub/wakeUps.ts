@@ -6,7 +6,7 @@
  * is the only module that names that class. A hub of several processes over one PostgreSQL would
  * announce through NOTIFY and feed each process's notifier from LISTEN, with no hub module changing.
  */
-import type { ClientSignal, Interest as SubscriptionInterest, StateObjectKey } from '../store/engine.js';
+import type { ChangedStateObject, ClientSignal, Interest as SubscriptionInterest } from '../store/engine.js';
 
 /** What a waiting poll listens for: a subscription's filters or message addresses, or the package logs. */
 export type PollInterest = SubscriptionInterest | { kind: 'logs' };
@@ -14,8 +14,7 @@ export type PollInterest = SubscriptionInterest | { kind: 'logs' };
 /** How a wait ended. */
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
 
-/** A StateObject a commit changed (pushed, purged or expired). */
-export type ChangedStateObject = StateObjectKey & { type: string };
+export type { ChangedStateObject };
 
 /** A message a commit appended to the log. */
 export interface SentMessage {

@@ -61,7 +61,8 @@ export interface StateObjectWrite extends StateObjectKey {
   expiresAtMs: number | null;
 }
 
-export type ChangedObject = StateObjectKey & { type: string };
+/** A StateObject a commit changed (pushed, purged or expired): what the notifier matches filters against. */
+export type ChangedStateObject = StateObjectKey & { type: string };
 
 
 /** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
@@ -128,9 +129,9 @@ export interface ClientSignal {
 export interface StateObjectLog {
   push(write: StateObjectWrite): Promise<void>;
   /** The producer's objects matching the name and type patterns become tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedObject[]>;
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]>;
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
-  expire(now: number): Promise<ChangedObject[]>;
+  expire(now: number): Promise<ChangedStateObject[]>;
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
   take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]>;
 }

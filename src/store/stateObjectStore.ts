@@ -12,7 +12,7 @@ import { prepareQuery } from '../db/prepared.js';
 import type { StateObjectRow } from '../db/schema.js';
 import { ClientGone } from '../errors.js';
 import { hasWildcard } from '../wildcard.js';
-import type { ChangedObject, ClientSignal, StateObjectChange, StateObjectLog, StateObjectPatterns, StateObjectWrite } from './engine.js';
+import type { ChangedStateObject, ClientSignal, StateObjectChange, StateObjectLog, StateObjectPatterns, StateObjectWrite } from './engine.js';
 import type { StateObjectGlobs } from './sqliteGlob.js';
 import { fromGlob, globsOf, narrowGlob, toGlob } from './sqliteGlob.js';
 
@@ -202,7 +202,7 @@ export class StateObjectStore implements StateObjectLog {
   }
 
   /** Turns the producer's objects matching the patterns into tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedObject[]> {
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]> {
     const globs = { name: toGlob(patterns.name), type: toGlob(patterns.type) };
     return this.batcher.run(() => {
       const now = Date.now();
@@ -223,7 +223,7 @@ export class StateObjectStore implements StateObjectLog {
   }
 
   /** Marks objects whose lifetime ran out as announced (a change in the log) and returns them. */
-  expire(now: number): Promise<ChangedObject[]> {
+  expire(now: number): Promise<ChangedStateObject[]> {
     return this.batcher.run(() =>
       this.selectExpired.all({ now }).map((r) => {
         this.markExpired.run({ sentinel: r.sentinel_name, package: r.package_name, name: r.name, seq: ++this.seq });
