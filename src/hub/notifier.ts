@@ -76,24 +76,14 @@ export class Waiter implements PollWaiter {
   }
 }
 
-/** A filter in memory: its `*` patterns (as the store gives them back). */
-interface Pattern {
-  sentinel: string;
-  package: string;
-  name: string;
-  type: string;
-}
-
-const patternOf = (f: StateObjectPatterns): Pattern => ({ sentinel: f.sentinel, package: f.package, name: f.name, type: f.type });
-
 /** Shared by every entry that has none: a waiting poll holds as little as it can. */
 const NONE: never[] = [];
 
 interface Entry {
   key: string;
   waiter: Waiter;
-  /** StateObject subscriptions: every filter. */
-  patterns: Pattern[];
+  /** StateObject subscriptions: every filter, its `*` patterns as the store gives them back. */
+  patterns: StateObjectPatterns[];
   /** Where the entry is indexed, to take it out again. */
   names: string[];
   wildcard: boolean;
@@ -182,7 +172,7 @@ export class Notifier implements WakeUps {
   /** Call only after the commit of the change. True when it woke a waiting poll. */
   stateObjectChanged(object: ChangedStateObject): boolean {
     const before = this.woken;
-    const matches = (p: Pattern) =>
+    const matches = (p: StateObjectPatterns) =>
       matchesPattern(p.name, object.name) &&
       matchesPattern(p.sentinel, object.sentinelName) &&
       matchesPattern(p.package, object.packageName) &&
@@ -267,7 +257,7 @@ export class Notifier implements WakeUps {
     if (interest.kind === 'logs') {
       this.logWaiters.add(entry);
     } else if (interest.kind === 'state_objects') {
-      entry.patterns = interest.filters.map(patternOf);
+      entry.patterns = interest.filters;
       entry.wildcard = entry.patterns.some((p) => p.name.includes('*'));
       // Exactly as long as needed (map sizes its result; a pushed-to array reserves 17 slots).
       const names = entry.patterns.filter((p) => !p.name.includes('*')).map((p) => p.name);
