@@ -9,7 +9,6 @@ import type { Subscriptions } from './subscriptions.js';
 import type { ChangeAnnouncer } from './wakeUps.js';
 
 /** A filter as the wire gives it: `*` patterns over the four keys, handed to the store as they are. */
-export type StateObjectFilter = StateObjectPatterns;
 
 export interface PushInput {
   name: string;
@@ -68,7 +67,7 @@ export class StateObjects {
     return purged.length;
   }
 
-  async request(caller: Caller, filter: StateObjectFilter): Promise<StateObjectRecord[]> {
+  async request(caller: Caller, filter: StateObjectPatterns): Promise<StateObjectRecord[]> {
     const rows = await this.reads.current(filter);
     const now = Date.now();
     return rows
@@ -79,7 +78,7 @@ export class StateObjects {
   }
 
   /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */
-  async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectFilter): Promise<string> {
+  async subscribe(caller: Caller, requestedId: string | undefined, filter: StateObjectPatterns): Promise<string> {
     const owner = await this.subscriptions.owner(caller, requestedId);
     const opened = await this.subscriptionStore.openStateObjects(owner, requestedId, filter);
     await this.subscriptions.refresh(caller, opened, 'state_objects');

@@ -1,15 +1,12 @@
 /** StateObjects read outside the log: requests, expiry times, counts, tombstone clean-up. */
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { Database, StateObjectRow } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import type { StateObjectPatterns, StateObjectReads, StoredStateObject } from './engine.js';
 import type { StateObjectGlobs } from './sqliteGlob.js';
 import { globsOf, narrowGlob } from './sqliteGlob.js';
 
 type Executor = Kysely<Database>;
-
-// SQLite's rows are the stored objects as they are.
-const rowIsStored = (row: StateObjectRow): StoredStateObject => row;
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
@@ -29,7 +26,8 @@ export async function queryStateObjects(db: Executor, globs: StateObjectGlobs): 
   if (name.middle !== '') query = query.where(sql<boolean>`instr(name, ${name.middle}) > 0`);
   const rows = await query.orderBy('sentinel_name').orderBy('package_name').orderBy('name').execute();
   const matches = name.matches;
-  return (matches === undefined ? rows : rows.filter((r) => matches(r.name))).map(rowIsStored);
+  // SQLite's rows are the stored objects as they are.
+  return matches === undefined ? rows : rows.filter((r) => matches(r.name));
 }
 
 export async function nextExpiry(db: Executor): Promise<number | undefined> {
