@@ -11,46 +11,16 @@
  * best on a machine others are loading. HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
  * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { serializeConfiguration } from '../src/config/xmlFile.js';
-import { testConfiguration } from '../test/support/testHub.js';
-import { device, httpGet, identity, median, percentile, ROOT, sleep } from './support.js';
+import { device, httpGet, identity, median, messageThroughput, percentile, sleep, startHubProcess } from './support.js';
 import type { Server } from './support.js';
 
 const ADMIN = 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001';
 const N = 1000;
 
-async function startBuild(dist: string): Promise<Server> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-fanout-'));
-  fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn',
-      HUB_AUTH_FAILURE_DELAY_MS: '0', HUB_MAX_POLLS_PER_CREDENTIAL: '50000', HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /hub listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    if (proc.exitCode !== null) return resolve();
-    proc.once('exit', () => resolve());
-    proc.kill('SIGTERM');
-  });
-  return { url, pid: proc.pid as number, stop };
-}
+/** A hub of build `dist`; HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to its node. */
+const startBuild = (dist: string): Promise<Server> =>
+  startHubProcess({}, process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [], dist);
 
 async function metric(hub: Server, name: string): Promise<number> {
   const { body } = await httpGet(`${hub.url}/metrics?${ADMIN}`);
@@ -247,33 +217,11 @@ async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number)
 /** Scenario 5: 8 senders → 1 polling subscriber for 4 s; messages received per second (and none lost). */
 async function messageRate(dist: string): Promise<{ perSecond: number; lost: number }> {
   const hub = await startBuild(dist);
-  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
-  let received = 0;
-  let acked = 0;
-  let sending = true;
-  const started = performance.now();
-  const until = Date.now() + 4000;
-  const senders = Array.from({ length: 8 }, async () => {
-    while (Date.now() < until) {
-      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
-      if (res.status === 204) acked++;
-    }
-  });
-  const receiver = (async () => {
-    while (sending || received < acked) {
-      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
-      received += (JSON.parse(body) as unknown[]).length;
-    }
-  })();
-  await Promise.all(senders);
-  sending = false;
-  await receiver;
-  const perSecond = Math.round(received / ((performance.now() - started) / 1000));
+  const { perSecond, acked, received } = await messageThroughput(hub, 4);
   await hub.stop();
   return { perSecond, lost: acked - received };
 }
 
-/** Scenario 6: 2,000 new devices subscribe at once; ms until the last has its subscription. */
 async function storm(dist: string): Promise<number> {
   const hub = await startBuild(dist);
   const started = performance.now();

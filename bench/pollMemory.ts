@@ -5,44 +5,12 @@
  *   sh bench/withFileLimit.sh node --import tsx bench/pollMemory.ts dist .old-dist [turns] [pollers]
  * POLLMEM_RSS_ONLY=1 measures the RSS per idle poller only (a turn then takes seconds, not a minute).
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { serializeConfiguration } from '../src/config/xmlFile.js';
-import { testConfiguration } from '../test/support/testHub.js';
-import { device, httpGet, identity, median, percentile, ROOT, rssOf, sleep } from './support.js';
+import { device, httpGet, identity, median, percentile, rssOf, sleep, startHubProcess } from './support.js';
 import type { Server } from './support.js';
 
 const ADMIN = 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001';
 
-async function startBuild(dist: string): Promise<Server> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-pollmem-'));
-  fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, [path.join(dist, 'src/cli.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn',
-      HUB_AUTH_FAILURE_DELAY_MS: '0', HUB_MAX_POLLS_PER_CREDENTIAL: '50000', HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /hub listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    if (proc.exitCode !== null) return resolve();
-    proc.once('exit', () => resolve());
-    proc.kill('SIGTERM');
-  });
-  return { url, pid: proc.pid as number, stop };
-}
+const startBuild = (dist: string): Promise<Server> => startHubProcess({}, [], dist);
 
 async function waiting(hub: Server, atLeast: number): Promise<void> {
   for (let i = 0; i < 600; i++) {

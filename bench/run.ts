@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { topSelfTime } from './profile.js';
 import type { Server } from './support.js';
-import { device, httpGet, identity, median, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
+import { device, httpGet, identity, median, messageThroughput, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
@@ -314,32 +314,11 @@ async function sendWithIdleSubscriptions(n: number): Promise<void> {
   await many.stop();
 }
 
-async function messageThroughput(): Promise<void> {
+async function messageThroughputScenario(): Promise<void> {
   const scenario = '5. message throughput';
   const hub = await startHubProcess();
-  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
-  let received = 0;
-  let acked = 0;
-  let sending = true;
-  const started = performance.now();
-  const until = Date.now() + SECONDS * 1000;
-  const senders = Array.from({ length: 8 }, async () => {
-    while (Date.now() < until) {
-      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
-      if (res.status === 204) acked++;
-    }
-  });
-  const receiver = (async () => {
-    while (sending || received < acked) {
-      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
-      received += (JSON.parse(body) as unknown[]).length;
-    }
-  })();
-  await Promise.all(senders);
-  sending = false;
-  await receiver;
-  const elapsed = (performance.now() - started) / 1000;
-  record({ scenario, measure: '8 senders → 1 polling subscriber', value: Math.round(received / elapsed), unit: 'msg/s', note: `${acked} acknowledged, ${received} received, ${received === acked ? 'none lost' : 'MISMATCH'}` });
+  const { perSecond, acked, received } = await messageThroughput(hub, SECONDS);
+  record({ scenario, measure: '8 senders → 1 polling subscriber', value: perSecond, unit: 'msg/s', note: `${acked} acknowledged, ${received} received, ${received === acked ? 'none lost' : 'MISMATCH'}` });
   await hub.stop();
 }
 
@@ -373,7 +352,7 @@ async function main(): Promise<void> {
   if (runs('fanout')) await stateObjectFanOut(1000);
   if (runs('listeners')) await pushWithIdleSubscriptions(1000);
   if (runs('listeners')) await sendWithIdleSubscriptions(1000);
-  if (runs('messages')) await messageThroughput();
+  if (runs('messages')) await messageThroughputScenario();
   if (runs('storm')) await subscribeStorm(QUICK ? 500 : 2000);
   if (only) {
     console.log('\nBENCH_ONLY run: docs/benchmarks.* left as they were');

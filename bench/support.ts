@@ -41,11 +41,14 @@ function stopper(proc: ChildProcess): () => Promise<void> {
     });
 }
 
-/** A hub in its own process, from the production build (`npm run bench` builds it first), on a fresh temp directory with the test configuration. */
-export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
+/**
+ * A hub in its own process, from a production build (`dist`, which `npm run bench` builds first; the A/B
+ * tools pass an older build's directory), on a fresh temp directory with the test configuration.
+ */
+export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = [], dist = 'dist'): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, [...nodeArgs, 'dist/src/cli.js'], {
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -111,3 +114,32 @@ export const identity = {
   consumer: (name: string) => `SentinelName=Consumer&PackageName=${encodeURIComponent(name)}&AccessKey=dev-key-0001`,
   package: 'SentinelName=S1&PackageName=P1&AccessKey=dev-key-0001',
 };
+
+/**
+ * Scenario 5 on a running hub: 8 senders → 1 polling subscriber for `seconds`; what was acknowledged
+ * (204), what the subscriber received, and messages received per second.
+ */
+export async function messageThroughput(hub: Server, seconds: number): Promise<{ perSecond: number; acked: number; received: number }> {
+  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
+  let received = 0;
+  let acked = 0;
+  let sending = true;
+  const started = performance.now();
+  const until = Date.now() + seconds * 1000;
+  const senders = Array.from({ length: 8 }, async () => {
+    while (Date.now() < until) {
+      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
+      if (res.status === 204) acked++;
+    }
+  });
+  const receiver = (async () => {
+    while (sending || received < acked) {
+      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
+      received += (JSON.parse(body) as unknown[]).length;
+    }
+  })();
+  await Promise.all(senders);
+  sending = false;
+  await receiver;
+  return { perSecond: Math.round(received / ((performance.now() - started) / 1000)), acked, received };
+}
