@@ -39,7 +39,6 @@ export class StateObjectStore implements StateObjectLog {
   private seq: number;
   private readonly upsertRow;
   private readonly selectKeys;
-  private readonly selectKeysNarrowed;
   private readonly tombstone;
   private readonly selectExpired;
   private readonly markExpired;
@@ -85,19 +84,11 @@ export class StateObjectStore implements StateObjectLog {
         ),
     );
 
-    this.selectKeys = prepareQuery<{ sentinel: string; package: string; name: string; type: string }, { name: string; type: string }>(sqlite, (p) =>
-      db
-        .selectFrom('state_objects')
-        .select(['name', 'type'])
-        .where('sentinel_name', '=', p.sentinel)
-        .where('package_name', '=', p.package)
-        .where('is_deleted', '=', 0)
-        .where(sql<boolean>`name glob ${p.name}`)
-        .where(sql<boolean>`type glob ${p.type}`),
-    );
-    // A name filter SQLite's GLOB would backtrack on: narrowed here, matched exactly in memory (narrowGlob).
-    type NarrowedKeys = { sentinel: string; package: string; name: string; type: string; suffix: string; middle: string };
-    this.selectKeysNarrowed = prepareQuery<NarrowedKeys, { name: string; type: string }>(sqlite, (p) =>
+    // The producer's keys a purge matches. A name filter SQLite's GLOB would backtrack on is narrowed
+    // (narrowGlob: empty suffix and middle for the others) and matched exactly in memory. The type's
+    // pattern is cast: a bare parameter as a GLOB pattern makes SQLite re-prepare at every bind.
+    type PurgeKeys = { sentinel: string; package: string; name: string; type: string; suffix: string; middle: string };
+    this.selectKeys = prepareQuery<PurgeKeys, { name: string; type: string }>(sqlite, (p) =>
       db
         .selectFrom('state_objects')
         .select(['name', 'type'])
@@ -107,7 +98,7 @@ export class StateObjectStore implements StateObjectLog {
         .where(sql<boolean>`name glob ${p.name}`)
         .where(sql<boolean>`(${p.suffix} = '' or substr(name, -length(${p.suffix})) = ${p.suffix})`)
         .where(sql<boolean>`(${p.middle} = '' or instr(name, ${p.middle}) > 0)`)
-        .where(sql<boolean>`type glob ${p.type}`),
+        .where(sql<boolean>`type glob cast(${p.type} as text)`),
     );
     // The tombstone keeps key, type and time; the value goes.
     this.tombstone = prepareQuery<{ sentinel: string; package: string; name: string; seq: number; now: number }>(sqlite, (p) =>
@@ -209,12 +200,8 @@ export class StateObjectStore implements StateObjectLog {
       const name = narrowGlob(globs.name);
       const producerGlobs = { sentinel: producer.sentinelName, package: producer.packageName, type: globs.type };
       const matches = name.matches;
-      const keys =
-        matches === undefined
-          ? this.selectKeys.all({ ...producerGlobs, name: globs.name })
-          : this.selectKeysNarrowed
-              .all({ ...producerGlobs, name: name.glob, suffix: name.suffix, middle: name.middle })
-              .filter((k) => matches(k.name));
+      const candidates = this.selectKeys.all({ ...producerGlobs, name: name.glob, suffix: name.suffix, middle: name.middle });
+      const keys = matches === undefined ? candidates : candidates.filter((k) => matches(k.name));
       for (const key of keys) {
         this.tombstone.run({ sentinel: producer.sentinelName, package: producer.packageName, name: key.name, seq: ++this.seq, now });
       }
