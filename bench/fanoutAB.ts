@@ -12,10 +12,9 @@
  * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
 import fs from 'node:fs';
-import { device, httpGet, identity, median, messageThroughput, percentile, sleep, startHubProcess } from './support.js';
+import { device, httpGet, identity, median, messageThroughput, percentile, pollEachObject, sleep, startHubProcess, subscribeEach, waitingPolls } from './support.js';
 import type { Server } from './support.js';
 
-const ADMIN = 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001';
 const N = 1000;
 
 /** A hub of build `dist`; HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to its node. */
@@ -23,28 +22,8 @@ const startBuild = (dist: string): Promise<Server> =>
   startHubProcess({}, process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [], dist);
 
 async function metric(hub: Server, name: string): Promise<number> {
-  const { body } = await httpGet(`${hub.url}/metrics?${ADMIN}`);
+  const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(body)?.[1] ?? 0);
-}
-
-async function waiting(hub: Server, atLeast: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await metric(hub, 'hub_waiting_long_polls')) >= atLeast) return;
-    await sleep(100);
-  }
-  throw new Error(`fewer than ${atLeast} polls waiting`);
-}
-
-async function subscribeAll(hub: Server, path_: string, query: (i: number) => string): Promise<string[]> {
-  const ids: string[] = new Array(N);
-  let next = 0;
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (next < N) {
-      const i = next++;
-      ids[i] = JSON.parse((await httpGet(`${hub.url}/rest/consumer/${path_}?${query(i)}`)).body) as string;
-    }
-  }));
-  return ids;
 }
 
 interface Pollers {
@@ -57,18 +36,9 @@ interface Pollers {
 /** 1,000 pollers, each waiting on its own object (scenario 2). */
 async function pollers(dist: string): Promise<Pollers> {
   const hub = await startBuild(dist);
-  const ids = await subscribeAll(hub, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
-  const arrived = new Map<number, (t: number) => void>();
-  let running = true;
-  const devices = ids.map(() => device(hub.url));
-  const loops = ids.map(async (id, i) => {
-    while (running) {
-      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`, devices[i]).catch(() => undefined);
-      const t = performance.now();
-      if (res && res.body !== '[]') arrived.get(i)?.(t);
-    }
-  });
-  await waiting(hub, N);
+  const ids = await subscribeEach(hub, N, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
+  const { arrived, close } = pollEachObject(hub, ids);
+  await waitingPolls(hub, N);
   await sleep(500);
   return {
     hub,
@@ -81,12 +51,7 @@ async function pollers(dist: string): Promise<Pollers> {
       arrived.delete(i);
       return t;
     },
-    async stop() {
-      running = false;
-      await hub.stop();
-      await Promise.allSettled(loops);
-      await Promise.allSettled(devices.map((d) => d.destroy()));
-    },
+    stop: close,
   };
 }
 
@@ -150,15 +115,15 @@ interface FanOut {
 async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
   const hub = await startBuild(dist);
   const ids = kind === 'so'
-    ? await subscribeAll(hub, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
-    : await subscribeAll(hub, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
+    ? await subscribeEach(hub, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
+    : await subscribeEach(hub, N, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
   const devices = ids.map(() => device(hub.url));
   return {
     async round(k) {
       const polls = ids.map((id, i) => timed(kind === 'so'
         ? httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])
         : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])));
-      await waiting(hub, N);
+      await waitingPolls(hub, N);
       const before = await metric(hub, 'hub_batch_pieces_count');
       const sched = schedstat(hub.pid);
       const client = schedstat(process.pid);

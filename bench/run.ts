@@ -12,12 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { topSelfTime } from './profile.js';
 import type { Server } from './support.js';
-import { device, httpGet, identity, median, messageThroughput, percentile, ROOT, rssOf, sleep, startBareKoa, startHubProcess } from './support.js';
+import { device, httpGet, identity, median, messageThroughput, percentile, pollEachObject, ROOT, rssOf, sleep, startBareKoa, startHubProcess, subscribeEach, waitingPolls } from './support.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
 const SECONDS = QUICK ? 2 : 4;
-const ADMIN = 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001';
 
 interface Row {
   scenario: string;
@@ -113,16 +112,6 @@ async function pushThroughput(): Promise<void> {
 }
 let profileSummary: { fn: string; percent: number }[] = [];
 
-async function waitingPolls(hub: Server, atLeast: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const { body } = await httpGet(`${hub.url}/metrics?${ADMIN}`);
-    const waiting = Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
-    if (waiting >= atLeast) return;
-    await sleep(100);
-  }
-  throw new Error(`fewer than ${atLeast} polls waiting`);
-}
-
 /** Runs `work` over `items` with at most `limit` at once. */
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -146,22 +135,9 @@ async function wakeUpLatency(n: number, target: { p50?: number; p99: number }): 
     return;
   }
   const hub = await startHubProcess();
-  const ids: string[] = new Array(n);
-  await inParallel([...Array(n).keys()], 64, async (i) => {
-    const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToStateObjects?${identity.consumer('Bench')}&name=N${i}`);
-    ids[i] = JSON.parse(body) as string;
-  });
+  const ids = await subscribeEach(hub, n, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
   const rssBefore = rssOf(hub.pid);
-  const arrived = new Map<number, (t: number) => void>();
-  let running = true;
-  const devices = ids.map(() => device(hub.url));
-  const pollers = ids.map(async (id, i) => {
-    while (running) {
-      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`, devices[i]).catch(() => undefined);
-      const t = performance.now();
-      if (res && res.body !== '[]') arrived.get(i)?.(t);
-    }
-  });
+  const { arrived, close } = pollEachObject(hub, ids);
   await waitingPolls(hub, n);
   await sleep(500);
   const rssAfter = rssOf(hub.pid);
@@ -195,10 +171,7 @@ async function wakeUpLatency(n: number, target: { p50?: number; p99: number }): 
     const perPoller = Math.round((rssAfter - rssBefore) / n / 102.4) / 10;
     record({ scenario: '4. memory per idle long-poller', measure: `RSS delta / ${n}`, value: perPoller, unit: 'KB', note: `target ≤ 11 KB: ${perPoller <= 11 ? 'met' : 'NOT met'}` });
   }
-  running = false;
-  await hub.stop();
-  await Promise.allSettled(pollers);
-  await Promise.allSettled(devices.map((d) => d.destroy()));
+  await close();
 }
 
 /**
@@ -212,11 +185,7 @@ const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then
 async function fanOut(n: number): Promise<void> {
   const scenario = `3. fan-out to ${n} subscribers`;
   const hub = await startHubProcess();
-  const ids: string[] = new Array(n);
-  await inParallel([...Array(n).keys()], 64, async (i) => {
-    const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`F${i}`)}`);
-    ids[i] = JSON.parse(body) as string;
-  });
+  const ids = await subscribeEach(hub, n, 'SubscribeToMessage', (i) => `${identity.consumer(`F${i}`)}`);
   const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < (QUICK ? 3 : 7); round++) {
@@ -238,11 +207,7 @@ async function fanOut(n: number): Promise<void> {
 async function stateObjectFanOut(n: number): Promise<void> {
   const scenario = `3b. StateObject fan-out to ${n} subscribers`;
   const hub = await startHubProcess();
-  const ids: string[] = new Array(n);
-  await inParallel([...Array(n).keys()], 64, async (i) => {
-    const { body } = await httpGet(`${hub.url}/rest/consumer/SubscribeToStateObjects?${identity.consumer(`G${i}`)}&name=Fan`);
-    ids[i] = JSON.parse(body) as string;
-  });
+  const ids = await subscribeEach(hub, n, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`);
   const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < (QUICK ? 3 : 7); round++) {

@@ -113,7 +113,61 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const identity = {
   consumer: (name: string) => `SentinelName=Consumer&PackageName=${encodeURIComponent(name)}&AccessKey=dev-key-0001`,
   package: 'SentinelName=S1&PackageName=P1&AccessKey=dev-key-0001',
+  admin: 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001',
 };
+
+/** Until at least `atLeast` long-polls wait in the hub (its metrics), a minute at most. */
+export async function waitingPolls(hub: Server, atLeast: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
+    if (Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0) >= atLeast) return;
+    await sleep(100);
+  }
+  throw new Error(`fewer than ${atLeast} polls waiting`);
+}
+
+/** `n` subscriptions (`action`: SubscribeToStateObjects or SubscribeToMessage), 64 requests at a time; their ids. */
+export async function subscribeEach(hub: Server, n: number, action: string, query: (i: number) => string): Promise<string[]> {
+  const ids: string[] = new Array(n);
+  let next = 0;
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (next < n) {
+      const i = next++;
+      ids[i] = JSON.parse((await httpGet(`${hub.url}/rest/consumer/${action}?${query(i)}`)).body) as string;
+    }
+  }));
+  return ids;
+}
+
+export interface ObjectPollers {
+  /** Set `arrived.set(i, resolve)` to be told (with performance.now()) when poller i's next non-empty answer arrives. */
+  arrived: Map<number, (t: number) => void>;
+  /** Stops polling, stops the hub (which answers the waiting polls) and closes the devices. */
+  close(): Promise<void>;
+}
+
+/** Scenario 2's pollers: each StateObject subscription long-polled (2 min) by its own device, over and over. */
+export function pollEachObject(hub: Server, ids: string[]): ObjectPollers {
+  const arrived = new Map<number, (t: number) => void>();
+  let running = true;
+  const devices = ids.map(() => device(hub.url));
+  const loops = ids.map(async (id, i) => {
+    while (running) {
+      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`, devices[i]).catch(() => undefined);
+      const t = performance.now();
+      if (res && res.body !== '[]') arrived.get(i)?.(t);
+    }
+  });
+  return {
+    arrived,
+    async close() {
+      running = false;
+      await hub.stop();
+      await Promise.allSettled(loops);
+      await Promise.allSettled(devices.map((d) => d.destroy()));
+    },
+  };
+}
 
 /**
  * Scenario 5 on a running hub: 8 senders → 1 polling subscriber for `seconds`; what was acknowledged
