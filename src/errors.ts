@@ -13,6 +13,7 @@ export const ERRORS = {
   MalformedJson: { status: 400, message: 'The body is not valid JSON.' },
   InvalidBody: { status: 400, message: 'The body is not valid.' },
   UnsupportedContentType: { status: 400, message: 'The Content-Type is not supported.' },
+  MalformedRequest: { status: 400, message: 'The request is not valid HTTP.' },
   InvalidName: { status: 400, message: 'A name is not valid.' },
   InvalidScope: { status: 400, message: 'The scope is not valid.' },
   MissingScopeArgs: { status: 400, message: 'The scope needs at least one argument.' },
@@ -29,15 +30,17 @@ export const ERRORS = {
   MethodNotAllowed: { status: 405, message: 'This method is not allowed here.' },
   // 408, 409
   BodyTimeout: { status: 408, message: 'The request body was not received in time.' },
+  HeadersTimeout: { status: 408, message: 'The request line and headers were not received in time.' },
   NameTaken: { status: 409, message: 'The name is taken.' },
   LicenseLimit: { status: 409, message: 'The license does not allow this.' },
   LastManagementCredential: { status: 409, message: 'The last management credential cannot be removed.' },
   CredentialInUse: { status: 409, message: 'The credential is in use.' },
   ConfigurationFilePending: { status: 409, message: 'The configuration file has changes that are not applied.' },
-  // 413–415: too large, wrong encoding
+  // 413–415, 431: too large, wrong encoding
   PackageTooLarge: { status: 413, message: 'The package is too large.' },
   ValueTooLarge: { status: 414, message: 'The request address is too long.' },
   UnsupportedContentEncoding: { status: 415, message: 'The Content-Encoding is not supported.' },
+  HeadersTooLarge: { status: 431, message: 'The request address or headers are too large.' },
   // 429: limits per credential or address
   TooManyRequests: { status: 429, message: 'Too many requests.' },
   TooManySubscriptions: { status: 429, message: 'The credential has the most subscriptions allowed.' },
