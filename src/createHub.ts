@@ -15,7 +15,11 @@ import { CallerDirectory } from './hub/caller.js';
 import { Configuration } from './hub/configuration.js';
 import { Descriptors } from './hub/descriptors.js';
 import { ExpiryTimer } from './hub/expiry.js';
-import { Management } from './hub/management.js';
+import { ConfigurationFileActions } from './hub/configurationFileActions.js';
+import { Credentials } from './hub/credentials.js';
+import { HubLicense } from './hub/license.js';
+import { PackageInstances } from './hub/packageInstances.js';
+import { Sentinels } from './hub/sentinels.js';
 import { Messages } from './hub/messages.js';
 import { Notifier } from './hub/notifier.js';
 import { PackageLogs } from './hub/packageLogs.js';
@@ -156,6 +160,8 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   }, logger);
   await repository.start();
   const descriptors = new Descriptors(store.descriptors);
+  const license = new HubLicense(store.settings);
+  const sentinels = new Sentinels(configuration, license);
   const services: HubServices = {
     options,
     logger,
@@ -164,7 +170,13 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     messages,
     packageLogs,
     descriptors,
-    management: new Management(store.settings, configuration, messages, options.configPath, repository, (address) => checkServable(options, address)),
+    management: {
+      configurationFile: new ConfigurationFileActions(configuration, messages, options.configPath, (address) => checkServable(options, address)),
+      sentinels,
+      instances: new PackageInstances(configuration, sentinels, license, repository),
+      credentials: new Credentials(configuration),
+      license,
+    },
     repository,
     version: HUB_VERSION,
     metrics,
@@ -210,7 +222,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     port: servers.port,
     urls: servers.urls,
     reloadConfiguration: async () => {
-      await services.management.reload(false, undefined, { by: '(signal)', reason: 'reload' });
+      await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' });
     },
     services,
     database: store.database,

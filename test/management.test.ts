@@ -61,7 +61,7 @@ describe('sentinels and package instances', () => {
     expect(names).toEqual(['S1', 'S2', ...Array.from({ length: 12 }, (_, i) => `C${i}`)]);
     expect(fileOf(h).sentinels).toHaveLength(14);
     // Started in the same turn, without HTTP in between.
-    await Promise.all(Array.from({ length: 5 }, (_, i) => h.services.management.upsertSentinel(`D${i}`, 'Dev')));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => h.services.management.sentinels.upsert(`D${i}`, 'Dev')));
     expect(h.services.configuration.current.sentinels).toHaveLength(19);
     expect(fileOf(h).sentinels).toHaveLength(19);
   });

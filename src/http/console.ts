@@ -53,7 +53,7 @@ function consoleApi(services: HubServices): Router<HubState> {
       DroppedMessages: sum('hub_dropped_messages_total'),
       MessageSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'messages'),
       StateObjectSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'state_objects'),
-      License: await management.licenseRecord(),
+      License: await management.license.record(),
     };
   });
   return router;

@@ -10,12 +10,25 @@ import type { StateObjects } from '../hub/stateObjects.js';
 import type { PackageLogs } from '../hub/packageLogs.js';
 import type { Descriptors } from '../hub/descriptors.js';
 import type { HubOptions } from '../settings.js';
-import type { Management } from '../hub/management.js';
+import type { ConfigurationFileActions } from '../hub/configurationFileActions.js';
+import type { Credentials } from '../hub/credentials.js';
+import type { HubLicense } from '../hub/license.js';
+import type { PackageInstances } from '../hub/packageInstances.js';
+import type { Sentinels } from '../hub/sentinels.js';
 import type { AuthFailureThrottle } from '../hub/authFailureThrottle.js';
 import type { HubMetrics } from '../metrics.js';
 import type { DetachedAnswer } from './detached.js';
 import type { Repository } from '../hub/repository.js';
 import type { Overview } from '../hub/overview.js';
+
+/** What the management interface changes in the configuration, and the license. */
+export interface ManagementServices {
+  configurationFile: ConfigurationFileActions;
+  sentinels: Sentinels;
+  instances: PackageInstances;
+  credentials: Credentials;
+  license: HubLicense;
+}
 
 export interface HubServices {
   options: HubOptions;
@@ -25,7 +38,7 @@ export interface HubServices {
   messages: Messages;
   packageLogs: PackageLogs;
   descriptors: Descriptors;
-  management: Management;
+  management: ManagementServices;
   version: string;
   metrics: HubMetrics;
   repository: Repository;

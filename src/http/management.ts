@@ -42,7 +42,8 @@ function sinceParam(ctx: Context): number | undefined {
 
 export function managementRouter(services: HubServices): Router<HubState> {
   const router = new Router<HubState>({ prefix: '/rest/management' });
-  const { management, descriptors, packageLogs } = services;
+  const { descriptors, packageLogs } = services;
+  const { configurationFile, sentinels, instances, credentials, license } = services.management;
 
   router.get('/CheckAccess', (ctx) => {
     ctx.status = 200;
@@ -56,84 +57,84 @@ export function managementRouter(services: HubServices): Router<HubState> {
   // ---- configuration file ----
   router.get('/configuration', async (ctx) => {
     ctx.type = 'application/xml; charset=utf-8';
-    ctx.body = await management.configurationText();
+    ctx.body = await configurationFile.read();
   });
   router.post('/configuration', async (ctx) => {
     const text = (ctx.request as { body?: unknown }).body;
     if (typeof text !== 'string' || text.trim() === '') {
       throw badRequest('MissingBody', 'The body must be the XML configuration file (Content-Type: application/xml).');
     }
-    await management.saveConfigurationText(text, origin(ctx));
+    await configurationFile.save(text, origin(ctx));
     noContent(ctx);
   });
   router.get('/configuration/reload', async (ctx) => {
-    ctx.body = { DeployedTo: (await management.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller, origin(ctx))).deployedTo };
+    ctx.body = { DeployedTo: (await configurationFile.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller, origin(ctx))).deployedTo };
   });
   router.get('/configuration/recoveryoptions', (ctx) => {
-    ctx.body = management.globalRecovery();
+    ctx.body = instances.defaultRecovery();
   });
   router.post('/configuration/recoveryoptions', async (ctx) => {
-    ctx.body = await management.setGlobalRecovery(parseBody(recoveryBody, jsonBody(ctx)), origin(ctx));
+    ctx.body = await instances.setDefaultRecovery(parseBody(recoveryBody, jsonBody(ctx)), origin(ctx));
   });
 
   // ---- license ----
   router.get('/license', async (ctx) => {
-    ctx.body = await management.licenseRecord();
+    ctx.body = await license.record();
   });
   router.post('/license', async (ctx) => {
-    ctx.body = await management.setLicense(parseBody(licenseSchema, jsonBody(ctx)));
+    ctx.body = await license.set(parseBody(licenseSchema, jsonBody(ctx)));
   });
 
   // ---- sentinels and package instances ----
   router.get('/sentinels', (ctx) => {
-    ctx.body = management.sentinels();
+    ctx.body = sentinels.list();
   });
   router.post('/sentinels', async (ctx) => {
     const body = parseBody(sentinelBody, jsonBody(ctx));
-    ctx.body = await management.upsertSentinel(body.Name, body.Credential, origin(ctx));
+    ctx.body = await sentinels.upsert(body.Name, body.Credential, origin(ctx));
   });
   router.delete('/sentinels/:sentinel', async (ctx) => {
-    await management.deleteSentinel(pathName(ctx, 'sentinel'), origin(ctx));
+    await sentinels.delete(pathName(ctx, 'sentinel'), origin(ctx));
     noContent(ctx);
   });
   router.get('/sentinels/:sentinel/packages', (ctx) => {
-    ctx.body = management.instances(pathName(ctx, 'sentinel'));
+    ctx.body = instances.list(pathName(ctx, 'sentinel'));
   });
   router.post('/sentinels/:sentinel/packages', async (ctx) => {
-    ctx.body = await management.upsertInstance(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)), origin(ctx));
+    ctx.body = await instances.upsert(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)), origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package', (ctx) => {
-    ctx.body = management.instance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    ctx.body = instances.get(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.delete('/sentinels/:sentinel/packages/:package', async (ctx) => {
-    await management.deleteInstance(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), origin(ctx));
+    await instances.delete(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), origin(ctx));
     noContent(ctx);
   });
   router.get('/sentinels/:sentinel/packages/:package/recoveryoptions', (ctx) => {
-    ctx.body = management.instanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    ctx.body = instances.recovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.post('/sentinels/:sentinel/packages/:package/recoveryoptions', async (ctx) => {
     const options = parseBody(recoveryBody, jsonBody(ctx));
-    ctx.body = await management.setInstanceRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), options, origin(ctx));
+    ctx.body = await instances.setRecovery(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), options, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/groups', (ctx) => {
-    ctx.body = management.groups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    ctx.body = instances.groups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.post('/sentinels/:sentinel/packages/:package/groups', async (ctx) => {
     const groups = parseBody(groupsBody, jsonBody(ctx));
-    ctx.body = await management.setGroups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), groups, origin(ctx));
+    ctx.body = await instances.setGroups(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), groups, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/settings', (ctx) => {
-    ctx.body = management.settings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+    ctx.body = instances.settings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.post('/sentinels/:sentinel/packages/:package/settings', async (ctx) => {
     const values = parseBody(settingsBody, jsonBody(ctx));
-    ctx.body = await management.setSettings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), values, origin(ctx));
+    ctx.body = await instances.setSettings(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), values, origin(ctx));
   });
   router.get('/sentinels/:sentinel/packages/:package/descriptor', async (ctx) => {
     const sentinel = pathName(ctx, 'sentinel');
     const instance = pathName(ctx, 'package');
-    management.requireInstance(sentinel, instance);
+    instances.require(sentinel, instance);
     const descriptor = await descriptors.find(sentinel, instance);
     if (!descriptor) throw notFound(`The package instance '${sentinel}/${instance}' has not declared a descriptor.`);
     ctx.body = descriptor;
@@ -141,21 +142,21 @@ export function managementRouter(services: HubServices): Router<HubState> {
 
   // ---- credentials ----
   router.get('/credentials', (ctx) => {
-    ctx.body = management.credentials(trueParam(ctx, 'includeAccessKeys'));
+    ctx.body = credentials.list(trueParam(ctx, 'includeAccessKeys'));
   });
   router.post('/credentials', async (ctx) => {
-    ctx.body = await management.upsertCredential(parseBody(credentialBody, jsonBody(ctx)), origin(ctx));
+    ctx.body = await credentials.upsert(parseBody(credentialBody, jsonBody(ctx)), origin(ctx));
   });
   router.delete('/credentials/:credential', async (ctx) => {
-    await management.deleteCredential(pathName(ctx, 'credential'), origin(ctx));
+    await credentials.delete(pathName(ctx, 'credential'), origin(ctx));
     noContent(ctx);
   });
   router.get('/credentials/:credential/authorizations', (ctx) => {
-    ctx.body = management.authorizations(pathName(ctx, 'credential'));
+    ctx.body = credentials.authorizations(pathName(ctx, 'credential'));
   });
   router.post('/credentials/:credential/authorizations', async (ctx) => {
     const authorizations = parseBody(authorizationsBody, jsonBody(ctx));
-    ctx.body = await management.setAuthorizations(pathName(ctx, 'credential'), authorizations, origin(ctx));
+    ctx.body = await credentials.setAuthorizations(pathName(ctx, 'credential'), authorizations, origin(ctx));
   });
 
   // ---- package logs (WriteLog) ----

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import querystring from 'node:querystring';
 import { nameProblem } from '../config/names.js';
 import { badRequest } from '../errors.js';
-import type { Credentials } from '../hub/authentication.js';
+import type { AuthenticationValues } from '../hub/authentication.js';
 import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
 import { checkFilter, checkRequestName } from '../hub/requestNames.js';
@@ -74,7 +74,7 @@ export function limitParam(ctx: Context): number {
 }
 
 /** The three authentication values, from the query or else from headers of the same names. */
-export function authenticationValues(ctx: Context): Credentials {
+export function authenticationValues(ctx: Context): AuthenticationValues {
   const read = (name: string) => queryParam(ctx, name) ?? (ctx.get(name) || undefined);
   return { sentinelName: read('SentinelName'), packageName: read('PackageName'), accessKey: read('AccessKey') };
 }

@@ -4,13 +4,14 @@ import type { Credential } from '../config/model.js';
 import type { Caller, InterfaceName } from './caller.js';
 import type { Configuration } from './configuration.js';
 
-export interface Credentials {
+/** The three values a request authenticates with (query parameters or headers). */
+export interface AuthenticationValues {
   sentinelName?: string;
   packageName?: string;
   accessKey?: string;
 }
 
-// Credentials are replaced whole when the configuration changes, so their bytes can be kept per object.
+// Credential objects are replaced whole when the configuration changes, so their bytes can be kept per object.
 const keyBytes = new WeakMap<Credential, Buffer>();
 
 /** Compares a given key with a credential's in constant time (for keys of the same length). */
@@ -24,7 +25,7 @@ function isKeyOf(credential: Credential, given: string): boolean {
 export function authenticate(
   configuration: Configuration,
   interfaceName: InterfaceName,
-  { sentinelName, packageName, accessKey }: Credentials,
+  { sentinelName, packageName, accessKey }: AuthenticationValues,
 ): Caller | undefined {
   if (!sentinelName || !packageName || !accessKey) return undefined;
 

@@ -1,5 +1,7 @@
 /** The license: a built-in Community license with no limits until one is posted. */
 import { z } from 'zod';
+import { conflict } from '../errors.js';
+import type { HubSettings } from '../store/engine.js';
 
 export const licenseSchema = z.object({
   Licensee: z.string().min(1, 'must not be empty'),
@@ -27,3 +29,32 @@ export const licenseRecord = (license: License, now: number) => ({
   MaxPackageInstances: license.MaxPackageInstances ?? null,
   IsExpired: license.ExpirationDate ? Date.parse(license.ExpirationDate) <= now : false,
 });
+
+/** The license in force (the one posted, else the Community one) and the limits it sets. */
+export class HubLicense {
+  constructor(private readonly hubSettings: HubSettings) {}
+
+  async current(): Promise<License> {
+    const text = await this.hubSettings.license();
+    return text ? (JSON.parse(text) as License) : communityLicense;
+  }
+
+  async record() {
+    return licenseRecord(await this.current(), Date.now());
+  }
+
+  async set(license: License) {
+    await this.hubSettings.setLicense(JSON.stringify(license));
+    return licenseRecord(license, Date.now());
+  }
+
+  /** Throws LicenseLimit (409) when the configuration would have `wouldHave` of `kind`, more than allowed. */
+  async checkLimit(kind: 'sentinels' | 'instances', wouldHave: number): Promise<void> {
+    const license = await this.current();
+    const max = kind === 'sentinels' ? license.MaxSentinels : license.MaxPackageInstances;
+    if (max !== null && max !== undefined && wouldHave > max) {
+      const limit = kind === 'sentinels' ? 'MaxSentinels' : 'MaxPackageInstances';
+      throw conflict('LicenseLimit', `The license allows at most ${max} ${kind === 'sentinels' ? 'sentinels' : 'package instances'} (${limit}).`);
+    }
+  }
+}

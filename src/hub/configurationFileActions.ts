@@ -1,0 +1,85 @@
+/**
+ * The management actions on the configuration file as a whole: read it, replace it (validated as a
+ * start would, not applied), and apply it (reload), optionally sending each package instance whose
+ * settings changed `__SettingsUpdated`.
+ */
+import { readConfigurationText } from '../config/configFile.js';
+import { readConfigurationFile } from '../config/editor.js';
+import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
+import { notFound } from '../errors.js';
+import type { ListenAddress } from '../listen.js';
+import { listenAddresses, parseListenUri } from '../listen.js';
+import type { Caller } from './caller.js';
+import type { ChangeOrigin, Configuration } from './configuration.js';
+import type { Messages } from './messages.js';
+
+export const SETTINGS_UPDATED_KEY = '__SettingsUpdated';
+
+export class ConfigurationFileActions {
+  constructor(
+    private readonly configuration: Configuration,
+    private readonly messages: Messages,
+    private readonly configPath: string,
+    /** Throws when this hub could not serve the address (an https URI without a certificate). */
+    private readonly checkListen: (address: ListenAddress) => void = () => undefined,
+  ) {}
+
+  /** The file's text as it is on disk ('' when there is none). */
+  async read(): Promise<string> {
+    return (await readConfigurationText(this.configPath)) ?? '';
+  }
+
+  /** Validates as a start would, then replaces the file atomically; does not apply it (reload does). */
+  async save(text: string, origin: ChangeOrigin): Promise<void> {
+    await this.checkStartable(text);
+    await this.configuration.saveText(text, origin);
+  }
+
+  /**
+   * Applies the file. With `deploy`, each package instance whose resolved settings changed (or that is
+   * new) is sent `__SettingsUpdated` with its new settings. Listen URIs take effect at the next start.
+   */
+  async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ deployedTo: string[] }> {
+    const text = await readConfigurationText(this.configPath);
+    if (text === undefined) throw notFound('The configuration file does not exist.');
+    const { config: next } = await this.checkStartable(text);
+    const before = this.resolvedSettingsByInstance();
+    await this.configuration.applyText(text, next, origin);
+    if (!deploy || !by) return { deployedTo: [] };
+    const after = this.resolvedSettingsByInstance();
+    const deployedTo: string[] = [];
+    for (const [friendlyName, settings] of after) {
+      if (JSON.stringify(before.get(friendlyName)) === JSON.stringify(settings)) continue;
+      await this.messages.sendFromHub(by, friendlyName, SETTINGS_UPDATED_KEY, settings);
+      deployedTo.push(friendlyName);
+    }
+    return { deployedTo };
+  }
+
+  /**
+   * Everything a start would check: the file reads and validates, its listen URIs can be served here,
+   * and someone can still manage the hub. Throws ConfigurationError (400) naming the problem.
+   */
+  private async checkStartable(text: string) {
+    const file = await readConfigurationFile(text);
+    const problem = managementAccessProblem(file.config);
+    if (problem) throw new ConfigurationError(problem);
+    try {
+      listenAddresses(file.config.listenUris, {});
+    } catch (error) {
+      throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
+    }
+    for (const uri of file.config.listenUris) this.checkListen(parseListenUri(uri));
+    return file;
+  }
+
+  private resolvedSettingsByInstance(): Map<string, Record<string, string>> {
+    const out = new Map<string, Record<string, string>>();
+    for (const sentinel of this.configuration.current.sentinels) {
+      for (const instance of sentinel.packages) {
+        out.set(`${sentinel.name}/${instance.name}`, this.configuration.resolveSettings({ sentinel, instance }));
+      }
+    }
+    return out;
+  }
+}
