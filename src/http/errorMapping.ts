@@ -8,6 +8,8 @@ import { ConfigurationError } from '../config/validate.js';
 export interface ErrorBody {
   Message: string;
   MessageDetail?: string;
+  /** ASP.NET's field for an exception's text: Constellation's Console shows it (refused configurations). */
+  ExceptionMessage?: string;
 }
 
 /** Errors from koa-body / co-body and http-errors carry a 4xx status and a safe message. */
@@ -39,7 +41,7 @@ export function errorAnswer(thrown: unknown, logger: Logger, requestId: string, 
     else if (status >= 500 && error.code !== 'SubscriptionNotFound') logger.error({ err: error, reqId: requestId }, error.message);
   } else if (error instanceof ConfigurationError) {
     status = 400;
-    body = { Message: 'The configuration is not valid.', MessageDetail: error.message };
+    body = { Message: 'The configuration is not valid.', MessageDetail: error.message, ExceptionMessage: error.message };
   } else if (fromClient !== undefined) {
     status = fromClient;
     const message = status === 413 ? 'The request body is too large.' : (error as Error).message;

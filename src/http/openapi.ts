@@ -103,7 +103,8 @@ const management: Operation[] = [
   { method: 'get', path: `${m}/packages/{name}/icon`, summary: "The package's icon (image/png)." },
   { method: 'get', path: `${m}/packages/{name}/settings/{setting}/xsd`, summary: "A setting's XSD (application/xml)." },
   { method: 'post', path: `${m}/download-package`, summary: 'Downloads a package archive from a URL (`{"url": "…"}`).' },
-  { method: 'post', path: `${m}/upload-package`, summary: 'Uploads package archives.', body: 'multipart', success: 200 },
+  { method: 'post', path: `${m}/upload-package`, summary: 'Uploads package archives (every file part, any field name, any or no part Content-Type).', body: 'multipart', success: 200 },
+  { method: 'post', path: `${m}/UploadPackage`, summary: "Constellation's name for `upload-package` (the Console and ctln send the field `file`): the same action and answer.", body: 'multipart', success: 200 },
 ];
 
 const operational: Operation[] = [

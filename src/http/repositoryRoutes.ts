@@ -56,11 +56,14 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     ctx.body = await repository.download(url);
   });
 
-  // Every file part of the form is a package, whatever its field name. Each request gets its own
-  // parser and its own temp folder, removed whatever happens: when formidable refuses a file (the 11th:
-  // 413) it still opens that file's stream just after the refusal, which then fails for want of a folder
-  // (and, should it have won the race, the second removal once the answer is out takes it).
-  router.post('/upload-package', async (ctx) => {
+  // Every file part of the form is a package, whatever its field name and whatever its Content-Type,
+  // if it has one: a part is a file when its Content-Disposition names a filename (Python's `requests`,
+  // as Constellation's ctln uses it, sends none) or it states a type; the archive is judged by its bytes.
+  // Each request gets its own parser and its own temp folder, removed whatever happens: when formidable
+  // refuses a file (the 11th: 413) it still opens that file's stream just after the refusal, which then
+  // fails for want of a folder (and, should it have won the race, the second removal once the answer is
+  // out takes it). `UploadPackage` is the name Constellation's Console and ctln call it by.
+  const uploadPackage = async (ctx: Context): Promise<void> => {
     if (!ctx.is('multipart/form-data')) {
       throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
     }
@@ -82,6 +85,11 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
         onFileBegin: (_name, file) => {
           started.push(file.filepath);
         },
+        // formidable takes a part without a Content-Type for a field, filename or not.
+        onPart: (part, handlePart) => {
+          if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
+          void handlePart(part);
+        },
       },
     });
     try {
@@ -93,5 +101,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
       for (const file of started) fs.rmSync(file, { force: true });
       fs.rmSync(uploadDir, { recursive: true, force: true });
     }
-  });
+  };
+  router.post('/upload-package', uploadPackage);
+  router.post('/UploadPackage', uploadPackage);
 }
