@@ -39,7 +39,7 @@ import { PollGate } from './hub/pollGate.js';
 import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
-import { openSqliteStore } from './store/sqliteStore.js';
+import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -119,7 +119,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     waitingPolls: () => notifier.waitingCount,
     counts: () => store.counts(),
   });
-  const store = await openSqliteStore({
+  const store = await openSqliteHubStore({
     file: path.join(options.dataDir, 'hub.db'),
     sync: options.sync,
     lockWaitMs: options.lockWaitMs,
@@ -140,7 +140,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(store.callers);
   const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate);
-  const expiry = new ExpiryTimer(store.stateObjectReads, store.stateObjects, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
   const counters = { missedMessages: 0 };
   const messages = new Messages(store.messages, store.subscriptions, notifier, subscriptions, callers, {
     missed: (subscription, caller, n) => {
@@ -160,13 +160,13 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   }, logger);
   await repository.start();
   const descriptors = new Descriptors(store.descriptors);
-  const license = new HubLicense(store.settings);
+  const license = new HubLicense(store.hubSettings);
   const sentinels = new Sentinels(configuration, license);
   const services: HubServices = {
     options,
     logger,
     configuration,
-    stateObjects: new StateObjects(store.stateObjectReads, store.stateObjects, store.subscriptions, notifier, subscriptions, expiry),
+    stateObjects: new StateObjects(store.stateObjects, store.subscriptions, notifier, subscriptions, expiry),
     messages,
     packageLogs,
     descriptors,
@@ -189,7 +189,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     }),
     overview: new Overview(store.activity, descriptors, configuration),
   };
-  const sweeper = new Sweeper(store.housekeeping, notifier, packageLogs, store.messages, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
+  const sweeper = new Sweeper(store.subscriptions, store.stateObjects, store.messages, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();

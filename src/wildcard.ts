@@ -2,7 +2,7 @@
  * The `*` pattern language of the interfaces' filters (`name=Temperature*`): `*` is any run of
  * characters (none included) and every other character stands for itself. One definition in memory for
  * the hub (authorization rules, the notifier, through hub/patterns.ts) and for the SQLite store (the
- * exact test after it narrowed a filter, store/sqliteGlob.ts), so both decide "matches" alike. Plain
+ * exact test after it narrowed a filter, store/sqlite/glob.ts), so both decide "matches" alike. Plain
  * TypeScript: no engine, no hub.
  *
  * A pattern is matched without backtracking: split at the stars, the first piece must be a prefix, the

@@ -1,10 +1,10 @@
 /**
  * Name filters SQLite's GLOB would backtrack on (`*Temp`, `a*b`, several stars) are narrowed in SQL and
- * matched in memory (store/sqliteGlob.ts, narrowGlob): requests, subscriptions and purges must answer exactly what
+ * matched in memory (store/sqlite/glob.ts, narrowGlob): requests, subscriptions and purges must answer exactly what
  * a correct glob gives, including names holding `[`, `?`, `*`, `]` and non-ASCII text literally.
  */
 import { describe, expect, it } from 'vitest';
-import { narrowGlob, toGlob } from '../src/store/sqliteGlob.js';
+import { narrowGlob, toGlob } from '../src/store/sqlite/glob.js';
 import type { StateObjectUpdate } from '../src/hub/records.js';
 import { call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';

@@ -1,9 +1,9 @@
 /** The notifier decides in memory which waiting polls a change concerns, and wakes only those. */
 import { describe, expect, it } from 'vitest';
 import { Notifier } from '../src/hub/notifier.js';
-import type { StateObjectPatterns } from '../src/store/engine.js';
-import { isAddressedTo } from '../src/store/messageAddresses.js';
-import type { MessageAddresses } from '../src/store/messageAddresses.js';
+import { isAddressedTo } from '../src/hub/messageAddresses.js';
+import type { MessageAddresses } from '../src/hub/messageAddresses.js';
+import type { StateObjectPatterns } from '../src/hub/ports/stateObjects.js';
 
 const filter = (name: string, extra: Partial<StateObjectPatterns> = {}): StateObjectPatterns => ({
   sentinel: '*', package: '*', name, type: '*', ...extra,

@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Configuration } from '../hub/configuration.js';
 import type { Caller } from '../hub/caller.js';
-import type { ClientSignal } from '../store/engine.js';
+import type { ClientSignal } from '../hub/clientSignal.js';
 import type { Messages } from '../hub/messages.js';
 import type { StateObjects } from '../hub/stateObjects.js';
 import type { PackageLogs } from '../hub/packageLogs.js';

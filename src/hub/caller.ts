@@ -1,7 +1,7 @@
 /** Who is calling: the identity every interface authenticates, and the ConnectionId it is known by. */
 import { randomUUID } from 'node:crypto';
 import type { Credential } from '../config/model.js';
-import type { CallerBook } from '../store/engine.js';
+import type { CallerStore } from './ports/callers.js';
 
 export type InterfaceName = 'consumer' | 'platform' | 'management';
 
@@ -24,7 +24,7 @@ export class CallerDirectory {
   private readonly ids = new Map<string, string>();
   private readonly recording = new Map<string, Promise<string>>();
 
-  constructor(private readonly store: CallerBook) {}
+  constructor(private readonly store: CallerStore) {}
 
   /** The caller's ConnectionId if it has been seen before; never records anything. */
   async knownConnectionId(caller: Caller): Promise<string | undefined> {

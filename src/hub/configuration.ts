@@ -16,7 +16,7 @@ import { Immer } from 'immer';
 import { editText } from '../config/editor.js';
 import { validateConfiguration } from '../config/validate.js';
 import { hubError } from '../errors.js';
-import type { ConfigurationHistory, ConfigurationVersion } from '../store/engine.js';
+import type { ConfigurationStore, ConfigurationVersion } from './ports/configuration.js';
 
 export interface InstanceRef {
   sentinel: Sentinel;
@@ -58,7 +58,7 @@ export class Configuration {
   private readonly settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
 
   constructor(
-    private readonly history: ConfigurationHistory,
+    private readonly history: ConfigurationStore,
     private readonly configPath: string,
     initial: HubConfiguration,
     initialText: string,

@@ -1,10 +1,10 @@
 /** Package descriptors: declared by a package instance, read back by management. */
-import type { DescriptorBook } from '../store/engine.js';
+import type { DescriptorStore } from './ports/descriptors.js';
 import type { Caller } from './caller.js';
 import type { PackageDescriptor } from './descriptorSchema.js';
 
 export class Descriptors {
-  constructor(private readonly store: DescriptorBook) {}
+  constructor(private readonly store: DescriptorStore) {}
 
   /** A later declaration replaces the earlier one. */
   declare(caller: Caller, descriptor: PackageDescriptor): Promise<void> {

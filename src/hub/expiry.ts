@@ -2,7 +2,7 @@
  * Announces StateObjects whose lifetime ran out, once each, to their subscribers. One timer, set for
  * the earliest pending expiry; objects stay readable with IsExpired until pushed again or purged.
  */
-import type { StateObjectLog, StateObjectReads } from '../store/engine.js';
+import type { StateObjectStore } from './ports/stateObjects.js';
 import type { ChangeAnnouncer } from './wakeUps.js';
 
 export class ExpiryTimer {
@@ -12,14 +12,13 @@ export class ExpiryTimer {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly reads: StateObjectReads,
-    private readonly store: StateObjectLog,
+    private readonly store: StateObjectStore,
     private readonly notifier: ChangeAnnouncer,
     private readonly onError: (error: unknown) => void,
   ) {}
 
   async start(): Promise<void> {
-    const next = await this.reads.nextExpiry();
+    const next = await this.store.nextExpiry();
     if (next !== undefined) this.schedule(next);
   }
 
@@ -40,7 +39,7 @@ export class ExpiryTimer {
     this.timer = undefined;
     if (this.stopped) return;
     for (const object of await this.store.expire(Date.now())) this.notifier.stateObjectChanged(object);
-    const next = await this.reads.nextExpiry();
+    const next = await this.store.nextExpiry();
     if (next !== undefined) this.schedule(next);
   }
 

@@ -1,7 +1,7 @@
 /** The license: a built-in Community license with no limits until one is posted. */
 import { z } from 'zod';
 import { conflict } from '../errors.js';
-import type { HubSettings } from '../store/engine.js';
+import type { HubSettingStore } from './ports/hubSettings.js';
 
 export const licenseSchema = z.object({
   Licensee: z.string().min(1, 'must not be empty'),
@@ -32,7 +32,7 @@ export const licenseRecord = (license: License, now: number) => ({
 
 /** The license in force (the one posted, else the Community one) and the limits it sets. */
 export class HubLicense {
-  constructor(private readonly hubSettings: HubSettings) {}
+  constructor(private readonly hubSettings: HubSettingStore) {}
 
   async current(): Promise<License> {
     const text = await this.hubSettings.license();

@@ -1,5 +1,5 @@
 import { ClientGone } from '../errors.js';
-import type { ClientSignal } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
 import type { PollRegistry, PollWaiter } from './wakeUps.js';
 
 /** What a long-poll does besides waiting (one object rather than three closures: thousands wait at once). */

@@ -1,7 +1,9 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
 import { badRequest, HubError } from '../errors.js';
-import type { ClientSignal, MessageLog, SubscriptionRegistry } from '../store/engine.js';
-import { SAGA_RESPONSE_KEY } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
+import type { MessageStore } from './ports/messages.js';
+import { SAGA_RESPONSE_KEY } from './ports/messages.js';
+import type { SubscriptionStore } from './ports/subscriptions.js';
 
 export { SAGA_RESPONSE_KEY };
 import { groupRefusal, messageRefusal } from './authorization.js';
@@ -28,8 +30,8 @@ export interface MessageCounters {
 
 export class Messages {
   constructor(
-    private readonly store: MessageLog,
-    private readonly subscriptionStore: SubscriptionRegistry,
+    private readonly store: MessageStore,
+    private readonly subscriptionStore: SubscriptionStore,
     private readonly notifier: ChangeAnnouncer,
     private readonly subscriptions: Subscriptions,
     private readonly callers: CallerDirectory,

@@ -6,9 +6,10 @@
  * Others. Subscriptions nobody is polling are not here and cost nothing at write time. Knows nothing
  * of HTTP or SQL; a PostgreSQL deployment could feed the same calls from LISTEN/NOTIFY.
  */
-import type { MessageAddresses } from '../store/messageAddresses.js';
-import { packageArgKind, ScopeNumber } from '../store/messageAddresses.js';
-import type { StateObjectPatterns, ClientSignal } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
+import type { MessageAddresses } from './messageAddresses.js';
+import { packageArgKind, ScopeNumber } from './messageAddresses.js';
+import type { StateObjectPatterns } from './ports/stateObjects.js';
 import { matchesPattern } from './patterns.js';
 import type { ChangedStateObject, PollInterest as Interest, PollWaiter, SentMessage, WaitOutcome, WakeUps } from './wakeUps.js';
 

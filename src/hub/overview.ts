@@ -2,7 +2,7 @@
  * What the console's overview shows that the interfaces do not give in one call: each package
  * instance with its activity, and every declared Package Descriptor at once.
  */
-import type { ActivityReport } from '../store/engine.js';
+import type { ActivityStore } from './ports/activity.js';
 import type { Configuration } from './configuration.js';
 import type { PackageDescriptor } from './descriptorSchema.js';
 import type { Descriptors } from './descriptors.js';
@@ -16,7 +16,7 @@ export class Overview {
   readonly startedAt = Date.now();
 
   constructor(
-    private readonly store: ActivityReport,
+    private readonly store: ActivityStore,
     private readonly declared: Descriptors,
     private readonly configuration: Configuration,
   ) {}

@@ -1,7 +1,8 @@
 /** WriteLog: persisted, echoed to the hub's own log, readable and followable by administrators. */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { LogLevel, LogQuery, PackageLogBook, PackageLogEntry, ClientSignal } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
+import type { LogLevel, LogQuery, PackageLogEntry, PackageLogStore } from './ports/packageLogs.js';
 import type { Caller } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { WakeUps } from './wakeUps.js';
@@ -28,7 +29,7 @@ const toRecord = (e: PackageLogEntry): LogRecord => ({
 
 export class PackageLogs {
   constructor(
-    private readonly store: PackageLogBook,
+    private readonly store: PackageLogStore,
     private readonly notifier: WakeUps,
     private readonly logger: Logger,
     private readonly retention: number,

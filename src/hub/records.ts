@@ -1,5 +1,6 @@
 /** The wire shapes of StateObjects and messages (wire.md), built from what the store keeps. */
-import type { StoredMessage, StoredStateObject } from '../store/engine.js';
+import type { StoredMessage } from './ports/messages.js';
+import type { StoredStateObject } from './ports/stateObjects.js';
 
 export interface StateObjectRecord {
   SentinelName: string;

@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
 import type { Logger } from 'pino';
 import { badRequest, conflict, HubError, notFound } from '../errors.js';
-import type { RepositoryCatalog, RepositoryChange, RepositoryPackage } from '../store/engine.js';
+import type { RepositoryChange, RepositoryPackage, RepositoryStore } from './ports/repository.js';
 import type { ArchiveLimits, PackageManifest } from './packageArchive.js';
 import { readPackageArchive } from './packageArchive.js';
 
@@ -66,7 +66,7 @@ export class Repository {
   private known = new Set<string>();
 
   constructor(
-    private readonly catalog: RepositoryCatalog,
+    private readonly catalog: RepositoryStore,
     private readonly dir: string,
     private readonly tempDir: string,
     private readonly limits: RepositoryLimits,

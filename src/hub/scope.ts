@@ -1,4 +1,4 @@
-/** Message scopes: names and numbers on the wire (who a scope reaches: store/messageAddresses.ts). */
+/** Message scopes: names and numbers on the wire (who a scope reaches: hub/messageAddresses.ts). */
 import { badRequest } from '../errors.js';
 
 /** Numbers on the wire (wire.md). */

@@ -1,14 +1,14 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
-import type { StateObjectPatterns, StateObjectLog, StateObjectReads, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
 import { maySeeStateObject } from './authorization.js';
+import type { ClientSignal } from './clientSignal.js';
 import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
+import type { StateObjectPatterns, StateObjectStore } from './ports/stateObjects.js';
+import type { SubscriptionStore } from './ports/subscriptions.js';
 import type { StateObjectRecord, StateObjectUpdate } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { ChangeAnnouncer } from './wakeUps.js';
-
-/** A filter as the wire gives it: `*` patterns over the four keys, handed to the store as they are. */
 
 export interface PushInput {
   name: string;
@@ -29,9 +29,8 @@ export function inferType(value: unknown): string {
 
 export class StateObjects {
   constructor(
-    private readonly reads: StateObjectReads,
-    private readonly store: StateObjectLog,
-    private readonly subscriptionStore: SubscriptionRegistry,
+    private readonly store: StateObjectStore,
+    private readonly subscriptionStore: SubscriptionStore,
     private readonly notifier: ChangeAnnouncer,
     private readonly subscriptions: Subscriptions,
     private readonly expiry: ExpiryTimer,
@@ -68,7 +67,7 @@ export class StateObjects {
   }
 
   async request(caller: Caller, filter: StateObjectPatterns): Promise<StateObjectRecord[]> {
-    const rows = await this.reads.current(filter);
+    const rows = await this.store.current(filter);
     const now = Date.now();
     return rows
       .filter((r) =>

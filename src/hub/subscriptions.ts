@@ -1,7 +1,8 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
 import { badRequest, subscriptionLost } from '../errors.js';
-import { isGuid } from '../store/messageAddresses.js';
-import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry, ClientSignal } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
+import { isGuid } from './messageAddresses.js';
+import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from './ports/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { PollSteps } from './longPoll.js';
@@ -30,7 +31,7 @@ export class Subscriptions {
   private readonly registering = new Map<string, Registering>();
 
   constructor(
-    private readonly store: SubscriptionRegistry,
+    private readonly store: SubscriptionStore,
     private readonly callers: CallerDirectory,
     private readonly notifier: WakeUps,
     private readonly gate: PollGate,
@@ -123,7 +124,7 @@ export class Subscriptions {
 /** A subscription poll's steps around the wait (longPoll), as one small object. */
 class SubscriptionPoll<T> implements PollSteps<T> {
   constructor(
-    private readonly store: SubscriptionRegistry,
+    private readonly store: SubscriptionStore,
     private readonly gate: PollGate,
     private readonly id: string,
     private readonly credential: string,

@@ -7,7 +7,9 @@
  */
 import type { Logger } from 'pino';
 import { isDatabaseBusy } from '../errors.js';
-import type { Housekeeping, MessageLog } from '../store/engine.js';
+import type { MessageStore } from './ports/messages.js';
+import type { StateObjectStore } from './ports/stateObjects.js';
+import type { SubscriptionStore } from './ports/subscriptions.js';
 import type { PackageLogs } from './packageLogs.js';
 import type { PollRegistry } from './wakeUps.js';
 
@@ -16,10 +18,11 @@ export class Sweeper {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly store: Housekeeping,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly stateObjects: StateObjectStore,
+    private readonly messages: MessageStore,
     private readonly notifier: PollRegistry,
     private readonly packageLogs: PackageLogs,
-    private readonly messages: MessageLog,
     private readonly logger: Logger,
     private readonly idleMs: number,
     private readonly intervalMs: number,
@@ -28,7 +31,7 @@ export class Sweeper {
 
   /** Called once at start-up, before anything is served. */
   async discountDowntime(): Promise<void> {
-    await this.store.discountDowntime(Date.now());
+    await this.subscriptions.discountDowntime(Date.now());
   }
 
   start(): void {
@@ -45,10 +48,11 @@ export class Sweeper {
 
   async sweep(): Promise<void> {
     const now = Date.now();
-    const expired = await this.store.sweepSubscriptions(now, now - this.idleMs, this.notifier.waitingIds(), now - this.retentionMs);
+    const expired = await this.subscriptions.sweep(now, now - this.idleMs, this.notifier.waitingIds());
     for (const s of expired) {
       this.logger.info({ subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName }, 'idle subscription expired');
     }
+    await this.stateObjects.sweep(now - this.retentionMs);
     await this.messages.sweep(now);
     await this.packageLogs.trim();
   }
@@ -56,6 +60,6 @@ export class Sweeper {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
-    await this.store.heartbeat(Date.now());
+    await this.subscriptions.heartbeat(Date.now());
   }
 }

@@ -6,7 +6,9 @@
  * is the only module that names that class. A hub of several processes over one PostgreSQL would
  * announce through NOTIFY and feed each process's notifier from LISTEN, with no hub module changing.
  */
-import type { ChangedStateObject, ClientSignal, Interest as SubscriptionInterest } from '../store/engine.js';
+import type { ClientSignal } from './clientSignal.js';
+import type { ChangedStateObject } from './ports/stateObjects.js';
+import type { Interest as SubscriptionInterest } from './ports/subscriptions.js';
 
 /** What a waiting poll listens for: a subscription's filters or message addresses, or the package logs. */
 export type PollInterest = SubscriptionInterest | { kind: 'logs' };

@@ -1,9 +1,9 @@
-/** Logs written by packages through WriteLog (the SQLite PackageLogBook). */
+/** Logs written by packages through WriteLog, on SQLite (the PackageLogStore). */
 import type Sqlite from 'better-sqlite3';
-import type { Kysely } from 'kysely';
-import type { TransactionBatcher } from '../db/batch.js';
-import type { Database, PackageLogRow } from '../db/schema.js';
-import type { LogQuery, PackageLogBook, PackageLogEntry } from './engine.js';
+import type { TransactionBatcher } from '../../db/batch.js';
+import type { Db } from '../../db/open.js';
+import type { PackageLogRow } from '../../db/schema.js';
+import type { LogQuery, PackageLogEntry, PackageLogStore } from '../../hub/ports/packageLogs.js';
 
 const entryOf = (r: PackageLogRow): PackageLogEntry => ({
   id: r.id,
@@ -15,11 +15,11 @@ const entryOf = (r: PackageLogRow): PackageLogEntry => ({
 });
 
 /** WriteLog rides the group commit, so it waits out another process's write lock as pushes do. */
-export class PackageLogStore implements PackageLogBook {
+export class SqlitePackageLogStore implements PackageLogStore {
   private readonly insert;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: Db,
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
   ) {

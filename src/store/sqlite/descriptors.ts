@@ -1,10 +1,9 @@
-/** Package descriptors declared by package instances, one per instance, the latest wins (the SQLite DescriptorBook). */
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { DescriptorBook, InstanceKey } from './engine.js';
+/** Package descriptors on SQLite (the DescriptorStore): one per instance, the latest declaration wins. */
+import type { Db } from '../../db/open.js';
+import type { DescriptorStore, InstanceKey } from '../../hub/ports/descriptors.js';
 
-export class DescriptorStore implements DescriptorBook {
-  constructor(private readonly db: Kysely<Database>) {}
+export class SqliteDescriptorStore implements DescriptorStore {
+  constructor(private readonly db: Db) {}
 
   async save({ sentinelName, packageName }: InstanceKey, descriptor: string, now: number): Promise<void> {
     await this.db

@@ -1,14 +1,12 @@
-/** Per-instance activity for the console's overview: read-only aggregates (the SQLite ActivityReport). */
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { ActivityReport, InstanceActivity, InstanceKey } from './engine.js';
-import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
-import { isAddressedTo } from './messageAddresses.js';
+/** Per-instance activity for the console's overview on SQLite (the ActivityStore): read-only aggregates. */
+import type { Db } from '../../db/open.js';
+import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import { isAddressedTo } from '../../hub/messageAddresses.js';
+import type { ActivityStore, InstanceActivity } from '../../hub/ports/activity.js';
+import type { InstanceKey } from '../../hub/ports/descriptors.js';
 
-type Executor = Kysely<Database>;
-
-export class ActivityStore implements ActivityReport {
-  constructor(private readonly db: Executor) {}
+export class SqliteActivityStore implements ActivityStore {
+  constructor(private readonly db: Db) {}
 
   async instances(): Promise<InstanceActivity> {
     const [stateObjects, subscriptions, logs] = await Promise.all([stateObjectCounts(this.db), subscriptionActivity(this.db), lastLogs(this.db)]);
@@ -16,7 +14,7 @@ export class ActivityStore implements ActivityReport {
   }
 }
 
-async function stateObjectCounts(db: Executor): Promise<(InstanceKey & { n: number })[]> {
+async function stateObjectCounts(db: Db): Promise<(InstanceKey & { n: number })[]> {
   return db
     .selectFrom('state_objects')
     .select(['sentinel_name as sentinelName', 'package_name as packageName', (eb) => eb.fn.countAll<number>().as('n')])
@@ -33,7 +31,7 @@ const COUNTED_LOG_ENTRIES = 10_000;
  * Unread: log entries above a message subscription's cursor that are addressed to it (among the newest
  * COUNTED_LOG_ENTRIES), plus deliveries still pending from before the log (migration 0003).
  */
-async function subscriptionActivity(db: Executor): Promise<(InstanceKey & { queued: number; lastActiveMs: number })[]> {
+async function subscriptionActivity(db: Db): Promise<(InstanceKey & { queued: number; lastActiveMs: number })[]> {
   const subscriptions = await db
     .selectFrom('subscriptions')
     .innerJoin('callers', 'callers.connection_id', 'subscriptions.owner_connection_id')
@@ -66,7 +64,7 @@ async function subscriptionActivity(db: Executor): Promise<(InstanceKey & { queu
 }
 
 /** The newest WriteLog entry of each instance that wrote one. */
-async function lastLogs(db: Executor): Promise<InstanceActivity['lastLogs']> {
+async function lastLogs(db: Db): Promise<InstanceActivity['lastLogs']> {
   const newest = db.selectFrom('package_logs').select((eb) => eb.fn.max('id').as('id')).groupBy(['sentinel_name', 'package_name']);
   return db
     .selectFrom('package_logs')

@@ -1,10 +1,9 @@
-/** Callers: every identity that has talked to the hub, with the stable ConnectionId it was given (the SQLite CallerBook). */
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { CallerBook, NewCaller } from './engine.js';
+/** Callers on SQLite (the CallerStore): every identity that has talked to the hub, with its stable ConnectionId. */
+import type { Db } from '../../db/open.js';
+import type { CallerStore, NewCaller } from '../../hub/ports/callers.js';
 
-export class CallerStore implements CallerBook {
-  constructor(private readonly db: Kysely<Database>) {}
+export class SqliteCallerStore implements CallerStore {
+  constructor(private readonly db: Db) {}
 
   async connectionId(friendlyName: string): Promise<string | undefined> {
     const row = await this.db.selectFrom('callers').select('connection_id').where('friendly_name', '=', friendlyName).executeTakeFirst();

@@ -1,9 +1,7 @@
-/** Metadata of the package repository's archives (the SQLite RepositoryCatalog). */
-import type { Kysely } from 'kysely';
-import type { Database, RepositoryPackageRow } from '../db/schema.js';
-import type { RepositoryCatalog, RepositoryChange, RepositoryPackage } from './engine.js';
-
-type Executor = Kysely<Database>;
+/** Metadata of the package repository's archives on SQLite (the RepositoryStore). */
+import type { Db } from '../../db/open.js';
+import type { RepositoryPackageRow } from '../../db/schema.js';
+import type { RepositoryChange, RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
 
 const packageOf = (r: RepositoryPackageRow): RepositoryPackage => ({
   name: r.name,
@@ -33,19 +31,19 @@ const rowOf = (p: RepositoryPackage): RepositoryPackageRow => ({
   xsds: p.xsds,
 });
 
-async function findRow(db: Executor, name: string): Promise<RepositoryPackageRow | undefined> {
+async function findRow(db: Db, name: string): Promise<RepositoryPackageRow | undefined> {
   return db.selectFrom('repository_packages').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
 /** The archive `sha256` when, inside the same transaction, no package names it any more. */
-async function unusedArchive(trx: Executor, sha256: string | undefined): Promise<string | undefined> {
+async function unusedArchive(trx: Db, sha256: string | undefined): Promise<string | undefined> {
   if (sha256 === undefined) return undefined;
   const row = await trx.selectFrom('repository_packages').select('name').where('sha256', '=', sha256).executeTakeFirst();
   return row === undefined ? sha256 : undefined;
 }
 
-export class RepositoryStore implements RepositoryCatalog {
-  constructor(private readonly db: Executor) {}
+export class SqliteRepositoryStore implements RepositoryStore {
+  constructor(private readonly db: Db) {}
 
   async list(): Promise<RepositoryPackage[]> {
     return (await this.db.selectFrom('repository_packages').selectAll().orderBy('name').execute()).map(packageOf);

@@ -3,16 +3,19 @@
  * message subscription reads the log above its cursor for what is addressed to it. A write costs the
  * same however many subscriptions listen. The log keeps at most `retention.count` messages and none
  * older than `retention.ms`; a subscription whose cursor falls behind that is told how many log
- * entries it missed. Operations run in group-commit transactions (db/batch.ts).
+ * entries it missed. Operations run in group-commit transactions (db/batch.ts); the count for the
+ * metrics through Kysely.
  */
 import type Sqlite from 'better-sqlite3';
-import type { TransactionBatcher } from '../db/batch.js';
-import type { MessageRow } from '../db/schema.js';
-import { ClientGone, HubError } from '../errors.js';
-import type { ClientSignal, MessageLog, NewMessage, TakenMessages } from './engine.js';
-import { SAGA_RESPONSE_KEY } from './engine.js';
-import type { LoggedMessage, MessageAddresses } from './messageAddresses.js';
-import { isAddressedTo } from './messageAddresses.js';
+import type { TransactionBatcher } from '../../db/batch.js';
+import type { Db } from '../../db/open.js';
+import type { MessageRow } from '../../db/schema.js';
+import { ClientGone, HubError } from '../../errors.js';
+import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import { isAddressedTo } from '../../hub/messageAddresses.js';
+import type { MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
+import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 
 export interface MessageRetention {
   /** Messages kept in the log at most. */
@@ -24,7 +27,7 @@ export interface MessageRetention {
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
 
-export class MessageStore implements MessageLog {
+export class SqliteMessageStore implements MessageStore {
   private readonly insert;
   private readonly trim;
   private readonly maxId;
@@ -208,4 +211,12 @@ class LegacyDeliveries {
     this.remove.run(subscription, rows[rows.length - 1].delivery_id);
     return rows.map(({ delivery_id: _, ...message }) => message);
   }
+}
+
+export async function countQueuedMessages(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

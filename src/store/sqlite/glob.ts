@@ -1,5 +1,5 @@
 /**
- * The SQLite store evaluates the hub's `*` filters (engine.ts, StateObjectPatterns) with SQLite's GLOB:
+ * The SQLite store evaluates the hub's `*` filters (hub/ports/stateObjects.ts, StateObjectPatterns) with SQLite's GLOB:
  * toGlob escapes GLOB's other metacharacters (`?` and `[` become `[?]` and `[[]`), fromGlob undoes it
  * exactly. Stored filters (`state_object_filters.*_glob`) are kept as GLOB text; the store converts at
  * its boundary, both ways, so nothing GLOB-shaped leaves src/store.
@@ -14,8 +14,8 @@
  * function instead cost ~4 µs a row and lost the prefix index: 300 first polls of `Temp*` took 376 ms
  * instead of 51 ms.)
  */
-import type { StateObjectPatterns } from './engine.js';
-import { matchesPieces, piecesOf } from '../wildcard.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import { matchesPieces, piecesOf } from '../../wildcard.js';
 
 /** The GLOB that matches what the `*` pattern matches. */
 export const toGlob = (pattern: string) => pattern.replace(/[?[]/g, (c) => `[${c}]`);

@@ -1,28 +1,37 @@
 /**
- * Opening, finding and touching subscriptions, each in a group-commit transaction (db/batch.ts): a
- * StateObject subscription with its filter, a message subscription with its cursor at the end of the
- * log and its joined groups. At most `maxPerCredential` subscriptions per credential.
+ * Subscriptions on SQLite (the SubscriptionStore). Opening, finding and touching run in group-commit
+ * transactions (db/batch.ts): a StateObject subscription with its filter, a message subscription with
+ * its cursor at the end of the log and its joined groups; at most `maxPerCredential` per credential.
+ * The idle clocks (heartbeat, downtime, sweep) are Kysely transactions.
  */
 import { randomUUID } from 'node:crypto';
 import type Sqlite from 'better-sqlite3';
-import type { TransactionBatcher } from '../db/batch.js';
-import type { SubscriptionRow } from '../db/schema.js';
-import { HubError } from '../errors.js';
-import type { Interest, OpenedSubscription, StateObjectPatterns, SubscriptionKind, SubscriptionOwner, SubscriptionRegistry } from './engine.js';
-import type { MessageStore } from './messageStore.js';
-import type { StateObjectStore } from './stateObjectStore.js';
+import { sql } from 'kysely';
+import type { TransactionBatcher } from '../../db/batch.js';
+import type { Db } from '../../db/open.js';
+import type { SubscriptionRow } from '../../db/schema.js';
+import { HubError } from '../../errors.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { ExpiredSubscription, Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
+import { readHubSetting, writeHubSetting } from './hubSettings.js';
+import type { SqliteMessageStore } from './messages.js';
+import type { SqliteStateObjectStore } from './stateObjects.js';
 
-export class SubscriptionStore implements SubscriptionRegistry {
+/** The hub setting that records the last moment the hub was alive (idle time counts only while it runs). */
+const HEARTBEAT_KEY = 'heartbeat_ms';
+
+export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly select;
   private readonly touch;
   private readonly insertRow;
   private readonly countOwned;
 
   constructor(
+    private readonly db: Db,
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
-    private readonly stateObjects: StateObjectStore,
-    private readonly messages: MessageStore,
+    private readonly stateObjects: SqliteStateObjectStore,
+    private readonly messages: SqliteMessageStore,
     private readonly maxPerCredential: number,
   ) {
     this.select = sqlite.prepare('select * from subscriptions where id = ?');
@@ -71,6 +80,27 @@ export class SubscriptionStore implements SubscriptionRegistry {
     });
   }
 
+  discountDowntime(now: number): Promise<void> {
+    return this.db.transaction().execute(async (trx) => {
+      const last = await readHubSetting(trx, HEARTBEAT_KEY);
+      if (last !== undefined && now > Number(last)) {
+        await trx.updateTable('subscriptions').set({ last_active_ms: sql<number>`last_active_ms + ${now - Number(last)}` }).execute();
+      }
+      await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
+    });
+  }
+
+  sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
+    return this.db.transaction().execute(async (trx) => {
+      await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
+      return deleteIdleSubscriptions(trx, idleCutoff, keep);
+    });
+  }
+
+  heartbeat(now: number): Promise<void> {
+    return writeHubSetting(this.db, HEARTBEAT_KEY, String(now));
+  }
+
   private owns(row: SubscriptionRow, owner: SubscriptionOwner, kind: SubscriptionKind): boolean {
     return row.kind === kind && row.owner_connection_id === owner.connectionId && row.credential_name === owner.credentialName;
   }
@@ -106,4 +136,24 @@ export class SubscriptionStore implements SubscriptionRegistry {
     const cursor = kind === 'messages' ? this.messages.endOfLogNow() : 0;
     this.insertRow.run(id, kind, owner.connectionId, owner.credentialName, now, now, cursor);
   }
+}
+
+/** Removes subscriptions idle since before `cutoff`, except `keep` (those with a waiting poll); says whose they were. */
+async function deleteIdleSubscriptions(db: Db, cutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
+  let query = db.deleteFrom('subscriptions').where('last_active_ms', '<', cutoff);
+  if (keep.length > 0 && keep.length < 30_000) query = query.where('id', 'not in', keep);
+  const rows = await query
+    .returning(['id', 'kind', 'credential_name', (eb) =>
+      eb.selectFrom('callers').select('friendly_name').whereRef('callers.connection_id', '=', 'subscriptions.owner_connection_id').as('friendly_name')])
+    .execute();
+  return rows.map((r) => ({ id: r.id, kind: r.kind, credentialName: r.credential_name, friendlyName: r.friendly_name ?? '' }));
+}
+
+export async function countSubscriptions(db: Db): Promise<{ kind: string; n: number }[]> {
+  const rows = await db
+    .selectFrom('subscriptions')
+    .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('kind')
+    .execute();
+  return rows.map((r) => ({ kind: r.kind, n: Number(r.n) }));
 }

@@ -1,0 +1,39 @@
+/**
+ * A whole store engine: one implementation of each port of this folder, built once per hub by the
+ * engine's opener (SQLite: store/sqlite/hubStore.ts) and handed out by createHub.ts. Every operation is
+ * one transaction whose promise settles after its COMMIT; no port exposes a statement, a transaction or
+ * a connection.
+ */
+import type { ActivityStore } from './activity.js';
+import type { CallerStore } from './callers.js';
+import type { ConfigurationStore } from './configuration.js';
+import type { DescriptorStore } from './descriptors.js';
+import type { HubSettingStore } from './hubSettings.js';
+import type { MessageStore } from './messages.js';
+import type { PackageLogStore } from './packageLogs.js';
+import type { RepositoryStore } from './repository.js';
+import type { StateObjectStore } from './stateObjects.js';
+import type { SubscriptionStore } from './subscriptions.js';
+
+/** Row counts for the metrics, read at scrape time. */
+export interface StoreCounts {
+  subscriptions: { kind: string; n: number }[];
+  queuedMessages: number;
+  stateObjects: number;
+}
+
+export interface HubStore {
+  stateObjects: StateObjectStore;
+  messages: MessageStore;
+  subscriptions: SubscriptionStore;
+  packageLogs: PackageLogStore;
+  callers: CallerStore;
+  descriptors: DescriptorStore;
+  activity: ActivityStore;
+  hubSettings: HubSettingStore;
+  configuration: ConfigurationStore;
+  repository: RepositoryStore;
+  counts(): Promise<StoreCounts>;
+  /** Stops the engine's own upkeep and closes it, leaving everything committed on disk. */
+  close(): Promise<void>;
+}

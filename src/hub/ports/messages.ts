@@ -1,0 +1,37 @@
+/** The message log's port: one ordered log with bounded retention; each subscription reads it through its cursor. */
+import type { ClientSignal } from '../clientSignal.js';
+
+/** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
+export interface StoredMessage {
+  id: number;
+  sender_connection_id: string;
+  sender_type: number;
+  sender_friendly_name: string;
+  scope: number;
+  args: string;
+  saga_id: string | null;
+  key: string;
+  data: string;
+  sent_ms: number;
+}
+
+export type NewMessage = Omit<StoredMessage, 'id'>;
+
+/** The key of a saga reply (wire.md). */
+export const SAGA_RESPONSE_KEY = '__Response';
+
+export interface TakenMessages {
+  messages: StoredMessage[];
+  /** Log entries that left the retention before this subscription read them (0 normally). */
+  missed: number;
+}
+
+/** Each operation is one transaction whose promise settles after its COMMIT. */
+export interface MessageStore {
+  /** Appends; with `sagaReplyBy`, only as the answer to an unanswered saga request that caller received (else 403). */
+  send(message: NewMessage, options?: { sagaReplyBy?: string; refusal?: string }): Promise<number>;
+  /** Reads what is addressed to the subscription above its cursor and moves it; rejects with ClientGone (nothing consumed) if `abort` fired. */
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages>;
+  /** Removes what every cursor has passed and what is past the age limit; returns how many went. */
+  sweep(now: number): Promise<number>;
+}

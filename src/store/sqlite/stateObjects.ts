@@ -1,0 +1,232 @@
+/**
+ * StateObjects as one log (the SQLite StateObjectStore): every change (push, purge, expiry) gives the
+ * object the next number of one sequence, a purge leaves a tombstone, and a subscription reads through a
+ * cursor per filter (stateObjectFilters.ts). The log's operations run in group-commit transactions
+ * (db/batch.ts); the reads outside it (RequestStateObjects, expiry times, counts, the sweep) through Kysely.
+ */
+import type Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
+import type { TransactionBatcher } from '../../db/batch.js';
+import type { Db } from '../../db/open.js';
+import { prepareQuery } from '../../db/prepared.js';
+import type { StateObjectRow } from '../../db/schema.js';
+import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, StoredStateObject } from '../../hub/ports/stateObjects.js';
+import type { StateObjectGlobs } from './glob.js';
+import { globsOf, narrowGlob, toGlob } from './glob.js';
+import { StateObjectFilters } from './stateObjectFilters.js';
+
+/**
+ * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
+ * SQL by its literal prefix, end and longest middle piece, and matched exactly here (glob.ts, narrowGlob).
+ */
+async function queryStateObjects(db: Db, globs: StateObjectGlobs): Promise<StoredStateObject[]> {
+  const name = narrowGlob(globs.name);
+  let query = db
+    .selectFrom('state_objects')
+    .selectAll()
+    .where('is_deleted', '=', 0)
+    .where(sql<boolean>`sentinel_name glob ${globs.sentinel}`)
+    .where(sql<boolean>`package_name glob ${globs.package}`)
+    .where(sql<boolean>`name glob ${name.glob}`)
+    .where(sql<boolean>`type glob ${globs.type}`);
+  if (name.suffix !== '') query = query.where(sql<boolean>`substr(name, -length(${name.suffix})) = ${name.suffix}`);
+  if (name.middle !== '') query = query.where(sql<boolean>`instr(name, ${name.middle}) > 0`);
+  const rows = await query.orderBy('sentinel_name').orderBy('package_name').orderBy('name').execute();
+  const matches = name.matches;
+  // SQLite's rows are the stored objects as they are.
+  return matches === undefined ? rows : rows.filter((r) => matches(r.name));
+}
+
+async function nextExpiry(db: Db): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('state_objects')
+    .select((eb) => eb.fn.min('expires_at_ms').as('next'))
+    .where('expires_at_ms', 'is not', null)
+    .where('expiry_announced', '=', 0)
+    .executeTakeFirst();
+  return row?.next ?? undefined;
+}
+
+export async function countStateObjects(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('state_objects')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('is_deleted', '=', 0)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Removes tombstones every cursor has passed, and those older than `cutoffMs` whoever has not read them
+ * (a subscription that far behind gets the object's absence, not its purge).
+ */
+async function deleteTombstones(db: Db, cutoffMs: number): Promise<number> {
+  const result = await db
+    .deleteFrom('state_objects')
+    .where('is_deleted', '=', 1)
+    .where((eb) =>
+      eb.or([
+        eb('seq', '<=', sql<number>`(select coalesce(min(read_seq), 9007199254740991) from state_object_filters)`),
+        eb('last_update_ms', '<', cutoffMs),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export class SqliteStateObjectStore implements StateObjectStore {
+  /** The last sequence number given out. Only ever read and bumped inside a batch transaction. */
+  private seq: number;
+  private readonly upsertRow;
+  private readonly selectKeys;
+  private readonly tombstone;
+  private readonly selectExpired;
+  private readonly markExpired;
+  private readonly filters: StateObjectFilters;
+
+  constructor(private readonly db: Db, sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher) {
+    const top = sqlite
+      .prepare('select max(coalesce((select max(seq) from state_objects), 0), coalesce((select max(read_seq) from state_object_filters), 0)) as top')
+      .get() as { top: number };
+    this.seq = top.top;
+    this.filters = new StateObjectFilters(db, sqlite);
+
+    this.upsertRow = prepareQuery<Omit<StateObjectRow, 'expiry_announced' | 'is_deleted'>>(sqlite, (p) =>
+      db
+        .insertInto('state_objects')
+        .values({
+          sentinel_name: p.sentinel_name, package_name: p.package_name, name: p.name, type: p.type, value: p.value,
+          metadatas: p.metadatas, last_update_ms: p.last_update_ms, lifetime_s: p.lifetime_s, expires_at_ms: p.expires_at_ms,
+          expiry_announced: 0, seq: p.seq, is_deleted: 0,
+        })
+        .onConflict((oc) =>
+          oc.columns(['sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
+            type: eb.ref('excluded.type'),
+            value: eb.ref('excluded.value'),
+            metadatas: eb.ref('excluded.metadatas'),
+            last_update_ms: eb.ref('excluded.last_update_ms'),
+            lifetime_s: eb.ref('excluded.lifetime_s'),
+            expires_at_ms: eb.ref('excluded.expires_at_ms'),
+            expiry_announced: 0,
+            seq: eb.ref('excluded.seq'),
+            is_deleted: 0,
+          })),
+        ),
+    );
+
+    // The producer's keys a purge matches. A name filter SQLite's GLOB would backtrack on is narrowed
+    // (narrowGlob: empty suffix and middle for the others) and matched exactly in memory. The type's
+    // pattern is cast: a bare parameter as a GLOB pattern makes SQLite re-prepare at every bind.
+    type PurgeKeys = { sentinel: string; package: string; name: string; type: string; suffix: string; middle: string };
+    this.selectKeys = prepareQuery<PurgeKeys, { name: string; type: string }>(sqlite, (p) =>
+      db
+        .selectFrom('state_objects')
+        .select(['name', 'type'])
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('is_deleted', '=', 0)
+        .where(sql<boolean>`name glob ${p.name}`)
+        .where(sql<boolean>`(${p.suffix} = '' or substr(name, -length(${p.suffix})) = ${p.suffix})`)
+        .where(sql<boolean>`(${p.middle} = '' or instr(name, ${p.middle}) > 0)`)
+        .where(sql<boolean>`type glob cast(${p.type} as text)`),
+    );
+    // The tombstone keeps key, type and time; the value goes.
+    this.tombstone = prepareQuery<{ sentinel: string; package: string; name: string; seq: number; now: number }>(sqlite, (p) =>
+      db
+        .updateTable('state_objects')
+        .set({ is_deleted: 1, seq: p.seq, value: 'null', metadatas: '{}', last_update_ms: p.now, lifetime_s: 0, expires_at_ms: null })
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('name', '=', p.name),
+    );
+
+    this.selectExpired = prepareQuery<{ now: number }, { sentinel_name: string; package_name: string; name: string; type: string }>(sqlite, (p) =>
+      db
+        .selectFrom('state_objects')
+        .select(['sentinel_name', 'package_name', 'name', 'type'])
+        .where('expires_at_ms', 'is not', null)
+        .where('expires_at_ms', '<=', p.now)
+        .where('expiry_announced', '=', 0)
+        .orderBy('expires_at_ms'),
+    );
+    this.markExpired = prepareQuery<{ sentinel: string; package: string; name: string; seq: number }>(sqlite, (p) =>
+      db
+        .updateTable('state_objects')
+        .set({ expiry_announced: 1, seq: p.seq })
+        .where('sentinel_name', '=', p.sentinel)
+        .where('package_name', '=', p.package)
+        .where('name', '=', p.name),
+    );
+
+  }
+
+  /** Upserts the object with the next sequence number; resolves after the commit. */
+  push(write: StateObjectWrite): Promise<void> {
+    return this.batcher.run(() => {
+      this.upsertRow.run({
+        sentinel_name: write.sentinelName, package_name: write.packageName, name: write.name, type: write.type,
+        value: write.value, metadatas: write.metadatas, last_update_ms: write.lastUpdateMs, lifetime_s: write.lifetimeS,
+        expires_at_ms: write.expiresAtMs, seq: ++this.seq,
+      });
+    });
+  }
+
+  /** Turns the producer's objects matching the patterns into tombstones; returns them. */
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]> {
+    const globs = { name: toGlob(patterns.name), type: toGlob(patterns.type) };
+    return this.batcher.run(() => {
+      const now = Date.now();
+      const name = narrowGlob(globs.name);
+      const producerGlobs = { sentinel: producer.sentinelName, package: producer.packageName, type: globs.type };
+      const matches = name.matches;
+      const candidates = this.selectKeys.all({ ...producerGlobs, name: name.glob, suffix: name.suffix, middle: name.middle });
+      const keys = matches === undefined ? candidates : candidates.filter((k) => matches(k.name));
+      for (const key of keys) {
+        this.tombstone.run({ sentinel: producer.sentinelName, package: producer.packageName, name: key.name, seq: ++this.seq, now });
+      }
+      return keys.map((k) => ({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: k.name, type: k.type }));
+    });
+  }
+
+  /** Marks objects whose lifetime ran out as announced (a change in the log) and returns them. */
+  expire(now: number): Promise<ChangedStateObject[]> {
+    return this.batcher.run(() =>
+      this.selectExpired.all({ now }).map((r) => {
+        this.markExpired.run({ sentinel: r.sentinel_name, package: r.package_name, name: r.name, seq: ++this.seq });
+        return { sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type };
+      }),
+    );
+  }
+
+  /** Inside a subscription's transaction: adds the filter unless it is there already. True when added. */
+  addFilterNow(subscription: string, patterns: StateObjectPatterns): boolean {
+    return this.filters.addNow(subscription, patterns, this.seq);
+  }
+
+  /** Inside a transaction: the filters of a subscription, with their patterns. */
+  filtersNow(subscription: string): StateObjectPatterns[] {
+    return this.filters.patternsNow(subscription);
+  }
+
+  /**
+   * Reads what the subscription has not seen (the oldest `limit` changed objects, 0 = all, each with
+   * its latest value) and moves its cursors past them in the same transaction. Rejects with ClientGone,
+   * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
+   */
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]> {
+    return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq));
+  }
+
+  current(patterns: StateObjectPatterns): Promise<StoredStateObject[]> {
+    return queryStateObjects(this.db, globsOf(patterns));
+  }
+
+  nextExpiry(): Promise<number | undefined> {
+    return nextExpiry(this.db);
+  }
+
+  sweep(cutoffMs: number): Promise<number> {
+    return deleteTombstones(this.db, cutoffMs);
+  }
+}
