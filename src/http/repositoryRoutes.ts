@@ -85,7 +85,9 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
         onFileBegin: (_name, file) => {
           started.push(file.filepath);
         },
-        // formidable takes a part without a Content-Type for a field, filename or not.
+        // formidable takes a part without a Content-Type for a field, filename or not. koa-body does not
+        // await handlePart: formidable's listener is still attached before the parser resumes (a
+        // nextTick), since opening the file does no I/O first (createDirsFromUploads stays off).
         onPart: (part, handlePart) => {
           if (!part.mimetype && typeof part.originalFilename === 'string') part.mimetype = 'application/octet-stream';
           void handlePart(part);
