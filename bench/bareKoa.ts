@@ -6,7 +6,8 @@ const app = new Koa();
 app.use((ctx) => {
   ctx.status = 204;
 });
-const server = http.createServer(app.callback());
+const handle = app.callback();
+const server = http.createServer((req, res) => void handle(req, res));
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();

@@ -55,8 +55,3 @@ export function listenAddresses(listenUris: string[], overrides: { host?: string
   const first = parsed[0];
   return [{ ...first, host: overrides.host ?? first.host, port: overrides.port ?? first.port }];
 }
-
-/** Kept for callers that want one address: the first of listenAddresses. */
-export function listenAddress(listenUris: string[], overrides: { host?: string; port?: number }): ListenAddress {
-  return listenAddresses(listenUris, overrides)[0];
-}

@@ -24,7 +24,8 @@ async function serverGiving(use: (signal: ClientSignal) => void): Promise<string
     await new Promise<void>((resolve) => signal.addEventListener('abort', { handleEvent: () => resolve() }));
     ctx.body = 'late';
   });
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;

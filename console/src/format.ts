@@ -38,6 +38,3 @@ export function wildcard(pattern: string): (value: string) => boolean {
   const regex = new RegExp(`^${source}$`, 'i');
   return (value) => regex.test(value);
 }
-
-/** JSON with numbers written in full: JSON.stringify already avoids exponents below 1e21. */
-export const json = (value: unknown) => JSON.stringify(value, null, 2);

@@ -67,6 +67,3 @@ export const nameSchema = refined(nameProblem);
 
 /** A zod string that must be an acceptable key (setting keys, access keys, patterns). */
 export const keySchema = refined(keyProblem);
-
-/** A zod string that must be storable in the file (setting values, contents). */
-export const textSchema = refined(textProblem);

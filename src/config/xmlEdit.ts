@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { XmlElement } from '@rgrove/parse-xml';
 import type { Credential, HubConfiguration, PackageInstance, RecoveryOptions, Sentinel, Setting, SettingsGroup } from './model.js';
 import type { ConfigurationDocument } from './xmlDocument.js';
-import { child, elements, endTagStart, isSelfClosing, readDocument, startTagEnd } from './xmlDocument.js';
+import { child, elements, endTagStart, isSelfClosing, startTagEnd } from './xmlDocument.js';
 import type { XmlNodeSpec } from './xmlWrite.js';
 import {
   authorizationsNode,
@@ -307,12 +307,7 @@ function editSection<T>(
   if (container) reconcileList(editor, container, item, 'name', keyOf, was, is, edit, node);
 }
 
-/** The file's text after the change from `before` (what the text says) to `after`, edited in place. */
-export function editConfigurationText(text: string, before: HubConfiguration, after: HubConfiguration): string {
-  return editDocument(readDocument(text), before, after);
-}
-
-/** As editConfigurationText, for a document already parsed. */
+/** The parsed file's text after the change from `before` (what the text says) to `after`, edited in place. */
 export function editDocument(doc: ConfigurationDocument, before: HubConfiguration, after: HubConfiguration): string {
   const editor = new TextEditor(doc);
   const root = doc.root;

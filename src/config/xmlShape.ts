@@ -152,19 +152,5 @@ export const configurationXml = element({
   }).optional(),
 });
 
-export type ConfigurationXml = z.infer<typeof configurationXml>;
 export type SettingsXml = z.infer<typeof settingsXml>;
 export type RecoveryOptionsXml = z.infer<typeof recoveryOptionsXml>;
-
-/** Elements that may repeat: always parsed as arrays so a single child has the same shape as many. */
-export const repeatedElements = new Set([
-  'uri',
-  'credential',
-  'sentinel',
-  'package',
-  'setting',
-  'group',
-  'authorization',
-  'settingGroup',
-  'import',
-]);

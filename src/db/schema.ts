@@ -1,5 +1,5 @@
 /** The database as Kysely sees it: one interface per table (columns in snake_case, see docs/schema.md). */
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface HubSettingsTable {
   key: string;
@@ -171,9 +171,7 @@ export interface Database {
 }
 
 export type StateObjectRow = Selectable<StateObjectsTable>;
-export type NewStateObjectRow = Insertable<StateObjectsTable>;
 export type MessageRow = Selectable<MessagesTable>;
-export type CallerRow = Selectable<CallersTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type PackageLogRow = Selectable<PackageLogsTable>;
 export type RepositoryPackageRow = Selectable<RepositoryPackagesTable>;
