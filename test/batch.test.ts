@@ -1,6 +1,7 @@
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { BatcherOptions } from '../src/db/batch.js';
 import { TransactionBatcher } from '../src/db/batch.js';
 import type { OpenedDatabase } from '../src/db/open.js';
 import { closeDatabase, openDatabase } from '../src/db/open.js';
@@ -12,19 +13,45 @@ afterEach(async () => {
   opened = undefined;
 });
 
-function setup() {
+function setup(options?: BatcherOptions) {
   opened = openDatabase(path.join(tempDir(), 'batch.db'), 'normal');
   opened.sqlite.exec('create table t (k text primary key)');
   const insert = opened.sqlite.prepare('insert into t (k) values (?)');
   const rows = () => (opened?.sqlite.prepare('select k from t order by k').all() as { k: string }[]).map((r) => r.k);
-  return { batcher: new TransactionBatcher(opened.db, opened.sqlite), insert, rows };
+  return { batcher: new TransactionBatcher(opened.db, opened.sqlite, options), insert, rows, file: opened.sqlite.name };
+}
+
+/** The keys another connection sees: only what is committed. */
+function committedKeys(file: string): string[] {
+  const other = new Sqlite(file, { readonly: true });
+  try {
+    return other.prepare('select k from t order by k').pluck().all() as string[];
+  } finally {
+    other.close();
+  }
 }
 
 describe('group commit', () => {
   it('commits pieces submitted in one turn together and settles them after the commit', async () => {
-    const { batcher, insert, rows } = setup();
-    const results = await Promise.all(['a', 'b', 'c'].map((k) => batcher.run(() => insert.run(k).changes)));
+    const events: string[] = [];
+    const { batcher, insert, rows, file } = setup({ committed: (_ms, pieces) => events.push(`commit of ${pieces}`) });
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((k) =>
+        batcher
+          .run(() => insert.run(k).changes)
+          .then((changes) => {
+            events.push(`${k} settled, committed: ${committedKeys(file).join()}`);
+            return changes;
+          }),
+      ),
+    );
     expect(results).toEqual([1, 1, 1]);
+    expect(events).toEqual([
+      'commit of 3',
+      'a settled, committed: a,b,c',
+      'b settled, committed: a,b,c',
+      'c settled, committed: a,b,c',
+    ]);
     expect(rows()).toEqual(['a', 'b', 'c']);
   });
 
@@ -46,22 +73,35 @@ describe('group commit', () => {
   });
 
   it('waits for a Kysely transaction on the same connection instead of nesting in it', async () => {
-    const { batcher, insert, rows } = setup();
-    const db = opened!.db;
+    const { batcher, insert } = setup();
+    const { db, sqlite } = opened!;
     let insideKysely = false;
+    let enter!: () => void;
+    let release!: () => void;
+    const entered = new Promise<void>((resolve) => (enter = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
     const kysely = db.transaction().execute(async (trx) => {
       insideKysely = true;
-      await new Promise((r) => setTimeout(r, 50));
+      enter();
+      await released;
       await trx.insertInto('t' as never).values({ k: 'k' } as never).execute();
       insideKysely = false;
     });
-    await new Promise((r) => setTimeout(r, 10));
+    await entered;
+    let pieceRan = false;
     const batched = batcher.run(() => {
+      pieceRan = true;
       expect(insideKysely).toBe(false);
       return insert.run('z').changes;
     });
+    // The batch's turn comes (setImmediate) and goes while Kysely's transaction is open: the piece waits.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(sqlite.inTransaction).toBe(true);
+    expect(pieceRan).toBe(false);
+    release();
     await Promise.all([kysely, batched]);
-    expect(rows()).toEqual(['k', 'z']);
+    expect((sqlite.prepare('select k from t order by rowid').all() as { k: string }[]).map((r) => r.k)).toEqual(['k', 'z']);
   });
 
   /** A piece that holds the event loop for `ms` (longer than the batch's time budget when 15). */
@@ -77,16 +117,25 @@ describe('group commit', () => {
     const insert = sqlite.prepare('insert into t (k) values (?)');
     const count = sqlite.prepare('select count(*) as n from t');
     const commits: number[] = [];
-    const batcher = new TransactionBatcher(opened.db, sqlite, { committed: (_ms, pieces) => commits.push(pieces) });
+    let seenByTimer: number | undefined;
+    let timerInTransaction: boolean | undefined;
+    let commitsBeforeTimer: number | undefined;
+    const batcher = new TransactionBatcher(opened.db, sqlite, {
+      committed: (_ms, pieces) => {
+        commits.push(pieces);
+        // Armed once the first part has committed (a timer armed earlier could run before any batch).
+        if (commits.length === 1) {
+          setTimeout(() => {
+            seenByTimer = (count.get() as { n: number }).n;
+            timerInTransaction = sqlite.inTransaction;
+            commitsBeforeTimer = commits.length;
+          }, 0);
+        }
+      },
+    });
     const keys = Array.from({ length: 12 }, (_, i) => `k${String(i).padStart(2, '0')}`);
     const settled: string[] = [];
     const seenByPiece: number[] = [];
-    let seenByTimer: number | undefined;
-    let timerInTransaction: boolean | undefined;
-    setTimeout(() => {
-      seenByTimer = (count.get() as { n: number }).n;
-      timerInTransaction = sqlite.inTransaction;
-    }, 0);
     const results = await Promise.all(
       keys.map((k) =>
         batcher
@@ -103,12 +152,13 @@ describe('group commit', () => {
     );
     expect(results).toEqual(keys.map(() => 1));
     expect(settled).toEqual(keys);
-    // More than one commit, and the timer ran between two of them, outside any transaction.
+    // More than one commit, and the timer ran between two of them, outside any transaction, seeing
+    // what the commits before it stored.
     expect(commits.length).toBeGreaterThan(1);
     expect(commits.reduce((a, b) => a + b, 0)).toBe(keys.length);
     expect(timerInTransaction).toBe(false);
-    expect(seenByTimer).toBeGreaterThan(0);
-    expect(seenByTimer).toBeLessThan(keys.length);
+    expect(commitsBeforeTimer).toBeLessThan(commits.length);
+    expect(seenByTimer).toBe(commits.slice(0, commitsBeforeTimer).reduce((a, b) => a + b, 0));
     // The pieces of a later part ran after those of the earlier parts were settled.
     expect(seenByPiece[keys.length - 1]).toBeGreaterThan(0);
     expect((sqlite.prepare('select k from t order by rowid').all() as { k: string }[]).map((r) => r.k)).toEqual(keys);
