@@ -52,15 +52,15 @@ export class Messages {
     if (refusal && !isSagaReply) throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.', refusal);
     const connectionId = await this.callers.connectionId(sender);
     const message = {
-      sender_connection_id: connectionId,
-      sender_type: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
-      sender_friendly_name: sender.friendlyName,
+      senderConnectionId: connectionId,
+      senderType: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
+      senderFriendlyName: sender.friendlyName,
       scope: ScopeType[scope],
       args: JSON.stringify(input.args),
-      saga_id: input.sagaId ?? null,
+      sagaId: input.sagaId ?? null,
       key: input.key,
       data: JSON.stringify(input.data ?? null),
-      sent_ms: Date.now(),
+      sentMs: Date.now(),
     };
     const id = await this.store.send(message, refusal ? { sagaReplyBy: connectionId, refusal } : {});
     // Subscribers first: the polls this send woke read and answer before the sender has its 204.

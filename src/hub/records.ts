@@ -1,6 +1,6 @@
 /** The wire shapes of StateObjects and messages (wire.md), built from what the store keeps. */
-import type { StoredMessage } from './ports/messages.js';
-import type { StoredStateObject } from './ports/stateObjects.js';
+import type { Message } from './ports/messages.js';
+import type { StateObject } from './ports/stateObjects.js';
 
 export interface StateObjectRecord {
   SentinelName: string;
@@ -26,20 +26,20 @@ export interface MessageRecord {
   Data: unknown;
 }
 
-export const isExpired = (row: Pick<StoredStateObject, 'lifetime_s' | 'last_update_ms'>, now: number) =>
-  row.lifetime_s > 0 && row.last_update_ms + row.lifetime_s * 1000 <= now;
+export const isExpired = (object: Pick<StateObject, 'lifetimeS' | 'lastUpdateMs'>, now: number) =>
+  object.lifetimeS > 0 && object.lastUpdateMs + object.lifetimeS * 1000 <= now;
 
-export function stateObjectRecord(row: StoredStateObject, now: number): StateObjectRecord {
+export function stateObjectRecord(object: StateObject, now: number): StateObjectRecord {
   return {
-    SentinelName: row.sentinel_name,
-    PackageName: row.package_name,
-    Name: row.name,
-    Type: row.type,
-    Metadatas: JSON.parse(row.metadatas) as Record<string, string>,
-    LastUpdate: new Date(row.last_update_ms).toISOString(),
-    Lifetime: row.lifetime_s,
-    IsExpired: isExpired(row, now),
-    Value: JSON.parse(row.value),
+    SentinelName: object.sentinelName,
+    PackageName: object.packageName,
+    Name: object.name,
+    Type: object.type,
+    Metadatas: JSON.parse(object.metadatas) as Record<string, string>,
+    LastUpdate: new Date(object.lastUpdateMs).toISOString(),
+    Lifetime: object.lifetimeS,
+    IsExpired: isExpired(object, now),
+    Value: JSON.parse(object.value),
   };
 }
 
@@ -63,11 +63,11 @@ export function deletedStateObjectUpdate(
   };
 }
 
-export function messageRecord(row: StoredMessage): MessageRecord {
+export function messageRecord(message: Message): MessageRecord {
   return {
-    Sender: { ConnectionId: row.sender_connection_id, Type: row.sender_type, FriendlyName: row.sender_friendly_name },
-    Scope: { Scope: row.scope, Args: JSON.parse(row.args) as string[], SagaId: row.saga_id },
-    Key: row.key,
-    Data: JSON.parse(row.data),
+    Sender: { ConnectionId: message.senderConnectionId, Type: message.senderType, FriendlyName: message.senderFriendlyName },
+    Scope: { Scope: message.scope, Args: JSON.parse(message.args) as string[], SagaId: message.sagaId },
+    Key: message.key,
+    Data: JSON.parse(message.data),
   };
 }

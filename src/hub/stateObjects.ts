@@ -67,13 +67,9 @@ export class StateObjects {
   }
 
   async request(caller: Caller, filter: StateObjectPatterns): Promise<StateObjectRecord[]> {
-    const rows = await this.store.current(filter);
+    const objects = await this.store.current(filter);
     const now = Date.now();
-    return rows
-      .filter((r) =>
-        maySeeStateObject(caller.credential, { sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name }),
-      )
-      .map((r) => stateObjectRecord(r, now));
+    return objects.filter((o) => maySeeStateObject(caller.credential, o)).map((o) => stateObjectRecord(o, now));
   }
 
   /** Adds `filter` to the caller's subscription (new when no id); its first poll returns current values. */

@@ -1,27 +1,33 @@
 /** The message log's port: one ordered log with bounded retention; each subscription reads it through its cursor. */
 import type { ClientSignal } from '../clientSignal.js';
 
-/** A message as the log keeps it: args and data as JSON text. (Field names as for StoredStateObject.) */
-export interface StoredMessage {
+/**
+ * A message as the log keeps it: args and data as JSON text. An engine names its columns so in SQL
+ * (`AS`), so the rows it reads reach the wire records with no copy per row.
+ */
+export interface Message {
   id: number;
-  sender_connection_id: string;
-  sender_type: number;
-  sender_friendly_name: string;
+  senderConnectionId: string;
+  senderType: number;
+  senderFriendlyName: string;
+  /** The scope's number (hub/scope.ts). */
   scope: number;
+  /** JSON text: the scope's arguments. */
   args: string;
-  saga_id: string | null;
+  sagaId: string | null;
   key: string;
+  /** JSON text. */
   data: string;
-  sent_ms: number;
+  sentMs: number;
 }
 
-export type NewMessage = Omit<StoredMessage, 'id'>;
+export type NewMessage = Omit<Message, 'id'>;
 
 /** The key of a saga reply (wire.md). */
 export const SAGA_RESPONSE_KEY = '__Response';
 
 export interface TakenMessages {
-  messages: StoredMessage[];
+  messages: Message[];
   /** Log entries that left the retention before this subscription read them (0 normally). */
   missed: number;
 }

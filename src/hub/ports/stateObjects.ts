@@ -20,28 +20,11 @@ export interface StateObjectPatterns {
 }
 
 /**
- * A StateObject as the store keeps it: value and metadatas as JSON text, times in epoch ms. (The field
- * names are the columns': an engine hands the rows it read to the wire records with no copy per row.)
+ * A StateObject as the store keeps it: value and metadatas as JSON text, times in epoch ms. An engine
+ * names its columns so in SQL (`AS`), so the rows it reads reach the wire records with no copy per row
+ * (they may carry more fields).
  */
-export interface StoredStateObject {
-  sentinel_name: string;
-  package_name: string;
-  name: string;
-  type: string;
-  value: string;
-  metadatas: string;
-  last_update_ms: number;
-  lifetime_s: number;
-}
-
-/** One object a poll returns: its latest value, or its purge. */
-export interface StateObjectChange extends StateObjectKey {
-  type: string;
-  /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
-  current: StoredStateObject | undefined;
-}
-
-export interface StateObjectWrite extends StateObjectKey {
+export interface StateObject extends StateObjectKey {
   type: string;
   /** JSON text. */
   value: string;
@@ -49,6 +32,16 @@ export interface StateObjectWrite extends StateObjectKey {
   metadatas: string;
   lastUpdateMs: number;
   lifetimeS: number;
+}
+
+/** One object a poll returns: its latest value, or its purge. */
+export interface StateObjectChange extends StateObjectKey {
+  type: string;
+  /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
+  current: StateObject | undefined;
+}
+
+export interface StateObjectWrite extends StateObject {
   expiresAtMs: number | null;
 }
 
@@ -65,7 +58,7 @@ export interface StateObjectStore {
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
   take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]>;
   /** The current (not purged) objects matching the patterns, by sentinel, package and name (RequestStateObjects). */
-  current(patterns: StateObjectPatterns): Promise<StoredStateObject[]>;
+  current(patterns: StateObjectPatterns): Promise<StateObject[]>;
   /** The earliest expiry not yet announced, in epoch ms. */
   nextExpiry(): Promise<number | undefined>;
   /** Removes tombstones every cursor has passed, and those older than `cutoffMs` whoever has not read them. */

@@ -9,12 +9,11 @@
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
-import type { MessageRow } from '../../db/schema.js';
 import { ClientGone, HubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
-import type { MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
+import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 
 export interface MessageRetention {
@@ -23,6 +22,10 @@ export interface MessageRetention {
   /** Age past which a message leaves the log, read or not. */
   ms: number;
 }
+
+/** A messages row (alias `m`) named as the domain's Message: a row read is the message, with no copy. */
+const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.sender_type as senderType,
+  m.sender_friendly_name as senderFriendlyName, m.scope, m.args, m.saga_id as sagaId, m.key, m.data, m.sent_ms as sentMs`;
 
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
@@ -48,12 +51,12 @@ export class SqliteMessageStore implements MessageStore {
 
   constructor(sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher, private readonly retention: MessageRetention) {
     this.insert = sqlite.prepare(`insert into messages (sender_connection_id, sender_type, sender_friendly_name, scope, args, saga_id, key, data, sent_ms)
-      values (@sender_connection_id, @sender_type, @sender_friendly_name, @scope, @args, @saga_id, @key, @data, @sent_ms)`);
+      values (@senderConnectionId, @senderType, @senderFriendlyName, @scope, @args, @sagaId, @key, @data, @sentMs)`);
     // The newest row always stays: ids continue from it after a restart, so no cursor is ever ahead of the log.
     this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
     // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
-    this.page = sqlite.prepare(`select * from messages where id > ? order by id limit ${PAGE}`);
+    this.page = sqlite.prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`);
     this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
     this.advanceAndTouch = sqlite.prepare('update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?');
     this.callerOf = sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
@@ -82,7 +85,7 @@ export class SqliteMessageStore implements MessageStore {
   send(message: NewMessage, options: { sagaReplyBy?: string; refusal?: string } = {}): Promise<number> {
     return this.batcher.run(() => {
       if (options.sagaReplyBy !== undefined) {
-        const answered = message.saga_id !== null && this.findSaga.run(options.sagaReplyBy, message.saga_id).changes > 0;
+        const answered = message.sagaId !== null && this.findSaga.run(options.sagaReplyBy, message.sagaId).changes > 0;
         if (!answered) {
           throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
             `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
@@ -137,11 +140,11 @@ export class SqliteMessageStore implements MessageStore {
       let cursor = readFrom;
       if (messages.length === 0) {
         for (;;) {
-          const rows = this.page.all(cursor) as MessageRow[];
+          const rows = this.page.all(cursor) as Message[];
           if (rows.length === 0) break;
           if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
           for (const row of rows) {
-            const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.sender_connection_id };
+            const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
             cursor = row.id;
             if (isAddressedTo(logged, to)) {
               messages.push(row);
@@ -158,7 +161,7 @@ export class SqliteMessageStore implements MessageStore {
         // statement with the cursor.
         this.advanceAndTouch.run(cursor, now, subscription);
         for (const m of messages) {
-          if (m.saga_id !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.saga_id, now);
+          if (m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.sagaId, now);
         }
       } else if (cursor > readFrom) {
         this.advance.run(cursor, subscription, cursor);
@@ -196,20 +199,20 @@ class LegacyDeliveries {
   constructor(sqlite: Sqlite.Database) {
     this.any = sqlite.prepare('select 1 from message_deliveries limit 1');
     this.pending = this.any.get() !== undefined;
-    this.select = sqlite.prepare(`select d.id as delivery_id, m.* from message_deliveries d join messages m on m.id = d.message_id
+    this.select = sqlite.prepare(`select d.id as deliveryId, ${MESSAGE_COLUMNS} from message_deliveries d join messages m on m.id = d.message_id
       where d.subscription_id = ? order by d.id limit ?`);
     this.remove = sqlite.prepare('delete from message_deliveries where subscription_id = ? and id <= ?');
   }
 
-  take(subscription: string, limit: number): MessageRow[] {
+  take(subscription: string, limit: number): Message[] {
     if (!this.pending) return [];
-    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as (MessageRow & { delivery_id: number })[];
+    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as (Message & { deliveryId: number })[];
     if (rows.length === 0) {
       this.pending = this.any.get() !== undefined;
       return [];
     }
-    this.remove.run(subscription, rows[rows.length - 1].delivery_id);
-    return rows.map(({ delivery_id: _, ...message }) => message);
+    this.remove.run(subscription, rows[rows.length - 1].deliveryId);
+    return rows;
   }
 }
 

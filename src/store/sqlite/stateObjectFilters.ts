@@ -6,13 +6,23 @@
 import type Sqlite from 'better-sqlite3';
 import type { Db } from '../../db/open.js';
 import { prepareQuery } from '../../db/prepared.js';
-import type { StateObjectRow } from '../../db/schema.js';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { StateObjectChange, StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObject, StateObjectChange, StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import { hasWildcard } from '../../wildcard.js';
 import type { StateObjectGlobs } from './glob.js';
 import { fromGlob, globsOf, narrowGlob } from './glob.js';
+
+/**
+ * The columns of a state_objects row named as the domain's StateObject (so a row read is the object
+ * the wire record is built from, with no copy), plus its place in the log.
+ */
+export const STATE_OBJECT_COLUMNS = [
+  'sentinel_name as sentinelName', 'package_name as packageName', 'name', 'type', 'value', 'metadatas',
+  'last_update_ms as lastUpdateMs', 'lifetime_s as lifetimeS',
+] as const;
+
+type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
 
 type FilterRow = {
   id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;
@@ -83,13 +93,14 @@ export class StateObjectFilters {
     // does use the optimisation (its literal prefix through the (name, seq) index), keeps a bare parameter.
     const unread = `sentinel_name glob cast(? as text) and package_name glob cast(? as text) and type glob cast(? as text)
       and (is_deleted = 0 or seq > ?)`;
-    this.readExact = sqlite.prepare(`select * from state_objects where name = ? and seq > ? and ${unread} order by seq`);
-    this.readWildcard = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
+    const columns = `${STATE_OBJECT_COLUMNS.join(', ')}, seq, is_deleted as isDeleted`;
+    this.readExact = sqlite.prepare(`select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`);
+    this.readWildcard = sqlite.prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
-    this.readAnyName = sqlite.prepare(`select * from state_objects where seq > ? and ${unread} order by seq`);
+    this.readAnyName = sqlite.prepare(`select ${columns} from state_objects where seq > ? and ${unread} order by seq`);
     // A filter SQLite's GLOB would backtrack on (glob.ts, narrowGlob): its literal prefix through the
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
-    this.readNarrowed = sqlite.prepare(`select * from state_objects where name glob ? and seq > ? and ${unread}
+    this.readNarrowed = sqlite.prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread}
       and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`);
 
     this.advance = prepareQuery<{ subscription: string; seq: number }>(sqlite, (p) =>
@@ -133,24 +144,24 @@ export class StateObjectFilters {
       return legacy;
     }
     const filters = this.globFiltersNow(subscription);
-    const found = new Map<number, StateObjectRow>();
+    const found = new Map<number, LoggedStateObject>();
     for (const f of filters) {
       if (f.readSeq >= top) continue;
       const args = [f.readSeq, f.sentinel, f.package, f.type, f.createdSeq];
       if (f.exactName !== null) {
-        for (const row of this.readExact.all(f.exactName, ...args) as StateObjectRow[]) found.set(row.seq, row);
+        for (const row of this.readExact.all(f.exactName, ...args) as LoggedStateObject[]) found.set(row.seq, row);
         continue;
       }
       if (f.name === '*') {
-        for (const row of this.readAnyName.all(...args) as StateObjectRow[]) found.set(row.seq, row);
+        for (const row of this.readAnyName.all(...args) as LoggedStateObject[]) found.set(row.seq, row);
         continue;
       }
       const name = narrowGlob(f.name);
       if (name.matches === undefined) {
-        for (const row of this.readWildcard.all(f.name, ...args) as StateObjectRow[]) found.set(row.seq, row);
+        for (const row of this.readWildcard.all(f.name, ...args) as LoggedStateObject[]) found.set(row.seq, row);
         continue;
       }
-      for (const row of this.readNarrowed.all(name.glob, ...args, name.suffix, name.suffix, name.suffix, name.middle, name.middle) as StateObjectRow[]) {
+      for (const row of this.readNarrowed.all(name.glob, ...args, name.suffix, name.suffix, name.suffix, name.middle, name.middle) as LoggedStateObject[]) {
         if (name.matches(row.name)) found.set(row.seq, row);
       }
     }
@@ -169,8 +180,8 @@ export class StateObjectFilters {
       this.touch.run(Date.now(), subscription);
     }
     return rows.map((r) => ({
-      sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type,
-      current: r.is_deleted ? undefined : r,
+      sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type,
+      current: r.isDeleted ? undefined : r,
     }));
   }
 }
@@ -186,9 +197,9 @@ class LegacyBacklog {
 
   constructor(private readonly sqlite: Sqlite.Database) {
     this.pending = sqlite.prepare('select 1 from state_object_changes limit 1').get() !== undefined;
-    this.select = sqlite.prepare(`select c.id as change_id, c.sentinel_name, c.package_name, c.name, c.type as change_type,
-        c.is_deleted as change_deleted, s.type, s.value, s.metadatas, s.last_update_ms, s.lifetime_s, s.expires_at_ms,
-        s.expiry_announced, s.seq, s.is_deleted
+    this.select = sqlite.prepare(`select c.id as changeId, c.sentinel_name as sentinelName, c.package_name as packageName,
+        c.name, c.type as changeType, c.is_deleted as changeDeleted, s.type, s.value, s.metadatas,
+        s.last_update_ms as lastUpdateMs, s.lifetime_s as lifetimeS, s.is_deleted as isDeleted
       from state_object_changes c left join state_objects s
         on s.sentinel_name = c.sentinel_name and s.package_name = c.package_name and s.name = c.name
       where c.subscription_id = ? order by c.id limit ?`);
@@ -197,16 +208,17 @@ class LegacyBacklog {
 
   take(subscription: string, limit: number): StateObjectChange[] {
     if (!this.pending) return [];
-    type Row = StateObjectRow & { change_id: number; change_type: string; change_deleted: number };
+    // Left join: the object's columns are null when it is gone.
+    type Row = StateObject & { changeId: number; changeType: string; changeDeleted: number; isDeleted: number | null };
     const rows = this.select.all(subscription, limit > 0 ? limit : -1) as Row[];
     if (rows.length === 0) {
       this.pending = this.sqlite.prepare('select 1 from state_object_changes limit 1').get() !== undefined;
       return [];
     }
-    this.remove.run(subscription, rows[rows.length - 1].change_id);
+    this.remove.run(subscription, rows[rows.length - 1].changeId);
     return rows.map((r) => ({
-      sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type ?? r.change_type,
-      current: r.change_deleted || r.value === null || r.is_deleted ? undefined : r,
+      sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type ?? r.changeType,
+      current: r.changeDeleted || r.value === null || r.isDeleted ? undefined : r,
     }));
   }
 }

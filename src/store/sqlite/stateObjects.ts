@@ -9,22 +9,21 @@ import { sql } from 'kysely';
 import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
 import { prepareQuery } from '../../db/prepared.js';
-import type { StateObjectRow } from '../../db/schema.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, StoredStateObject } from '../../hub/ports/stateObjects.js';
+import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObject, StateObjectWrite } from '../../hub/ports/stateObjects.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
-import { StateObjectFilters } from './stateObjectFilters.js';
+import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
  * SQL by its literal prefix, end and longest middle piece, and matched exactly here (glob.ts, narrowGlob).
  */
-async function queryStateObjects(db: Db, globs: StateObjectGlobs): Promise<StoredStateObject[]> {
+async function queryStateObjects(db: Db, globs: StateObjectGlobs): Promise<StateObject[]> {
   const name = narrowGlob(globs.name);
   let query = db
     .selectFrom('state_objects')
-    .selectAll()
+    .select(STATE_OBJECT_COLUMNS)
     .where('is_deleted', '=', 0)
     .where(sql<boolean>`sentinel_name glob ${globs.sentinel}`)
     .where(sql<boolean>`package_name glob ${globs.package}`)
@@ -92,12 +91,16 @@ export class SqliteStateObjectStore implements StateObjectStore {
     this.seq = top.top;
     this.filters = new StateObjectFilters(db, sqlite);
 
-    this.upsertRow = prepareQuery<Omit<StateObjectRow, 'expiry_announced' | 'is_deleted'>>(sqlite, (p) =>
+    type Upsert = {
+      sentinelName: string; packageName: string; name: string; type: string; value: string; metadatas: string;
+      lastUpdateMs: number; lifetimeS: number; expiresAtMs: number | null; seq: number;
+    };
+    this.upsertRow = prepareQuery<Upsert>(sqlite, (p) =>
       db
         .insertInto('state_objects')
         .values({
-          sentinel_name: p.sentinel_name, package_name: p.package_name, name: p.name, type: p.type, value: p.value,
-          metadatas: p.metadatas, last_update_ms: p.last_update_ms, lifetime_s: p.lifetime_s, expires_at_ms: p.expires_at_ms,
+          sentinel_name: p.sentinelName, package_name: p.packageName, name: p.name, type: p.type, value: p.value,
+          metadatas: p.metadatas, last_update_ms: p.lastUpdateMs, lifetime_s: p.lifetimeS, expires_at_ms: p.expiresAtMs,
           expiry_announced: 0, seq: p.seq, is_deleted: 0,
         })
         .onConflict((oc) =>
@@ -164,11 +167,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
   /** Upserts the object with the next sequence number; resolves after the commit. */
   push(write: StateObjectWrite): Promise<void> {
     return this.batcher.run(() => {
-      this.upsertRow.run({
-        sentinel_name: write.sentinelName, package_name: write.packageName, name: write.name, type: write.type,
-        value: write.value, metadatas: write.metadatas, last_update_ms: write.lastUpdateMs, lifetime_s: write.lifetimeS,
-        expires_at_ms: write.expiresAtMs, seq: ++this.seq,
-      });
+      this.upsertRow.run({ ...write, seq: ++this.seq });
     });
   }
 
@@ -218,7 +217,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
     return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq));
   }
 
-  current(patterns: StateObjectPatterns): Promise<StoredStateObject[]> {
+  current(patterns: StateObjectPatterns): Promise<StateObject[]> {
     return queryStateObjects(this.db, globsOf(patterns));
   }
 
