@@ -64,7 +64,7 @@ function installSignalHandlers(hub: Hub, configPath: string, logger: Logger): vo
   process.on('SIGHUP', () => {
     logger.info({ signal: 'SIGHUP', file: configPath }, 'reloading the configuration file');
     hub.reloadConfiguration().then(
-      () => logger.info('configuration reloaded'),
+      (changed) => logger.info(changed ? 'configuration reloaded' : 'configuration file unchanged: nothing to reload'),
       (error: unknown) =>
         // A file the operator is still editing is expected: one line saying what is wrong in it, no
         // stack trace. Anything else is a fault of the hub and keeps its stack.

@@ -55,9 +55,10 @@ export interface Hub {
   readonly generatedAdminKey: string | undefined;
   /**
    * Applies the configuration file as it is on disk now (what `GET management/configuration/reload`
-   * does, for SIGHUP). Throws ConfigurationError, changing nothing, when the file would not start.
+   * does, for SIGHUP). Answers false when it was the text already applied (nothing changed). Throws
+   * ConfigurationError, changing nothing, when the file would not start.
    */
-  reloadConfiguration(): Promise<void>;
+  reloadConfiguration(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -221,9 +222,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     url: servers.urls[0],
     port: servers.port,
     urls: servers.urls,
-    reloadConfiguration: async () => {
-      await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' });
-    },
+    reloadConfiguration: async () => (await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' })).changed,
     services,
     database: store.database,
     generatedAdminKey,

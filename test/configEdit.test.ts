@@ -206,17 +206,19 @@ describe('reload entry point (SIGHUP)', () => {
   it('hub.reloadConfiguration() applies the file on disk, and refuses a broken one changing nothing', async () => {
     const h = await hub({ config: constellationFile });
     fs.writeFileSync(h.options.configPath, constellationFile.replace('standard-access-key-0001', 'standard-access-key-0002'));
-    await h.reloadConfiguration();
+    expect(await h.reloadConfiguration()).toBe(true);
     expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
     fs.writeFileSync(h.options.configPath, '<hub><credentials></hub>');
     await expect(h.reloadConfiguration()).rejects.toThrow(/not well-formed XML/);
     expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
     expect(versions(h).at(-1)).toMatchObject({ written_by: '(signal)', reason: 'reload', applied: 1 });
-    // Reloading what is already applied adds no version.
+    // Reloading what is already applied changes nothing: no version, the same configuration in memory.
     fs.writeFileSync(h.options.configPath, versions(h).at(-1)?.text ?? '');
     const count = versions(h).length;
-    await h.reloadConfiguration();
+    const running = h.services.configuration.current;
+    expect(await h.reloadConfiguration()).toBe(false);
     expect(versions(h)).toHaveLength(count);
+    expect(h.services.configuration.current).toBe(running);
   });
 });
 

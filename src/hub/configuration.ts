@@ -1,14 +1,17 @@
 /**
  * The applied configuration: the XML file is the configuration (the administrator's), memory holds it
- * for every request, and the tables keep its history. Every change runs one at a time, in this order:
- * the new text is written beside the file and fsynced, the version is committed to the history table,
- * the file is renamed into place, and only then is the in-memory copy swapped, so the next request sees
- * it. A failure at any step undoes the steps before it: file, tables and memory stay on one version.
+ * for every request, and the tables keep its history. Every change of it (a management write, a reload
+ * or SIGHUP, a posted file) runs under one FIFO mutex and reads what it builds on (the file, or memory)
+ * inside it, so no change can put back a configuration older than the one it replaces. Each change: the
+ * new text is written beside the file and fsynced, the version is committed to the history table, the
+ * file is renamed into place, and only then is the in-memory copy swapped. A failure at any step undoes
+ * the steps before it: file, tables and memory stay on one version.
  *
  * A management write edits the file in place (xmlEdit.ts). It refuses (409) when the file on disk is no
  * longer the text the hub last applied or wrote (a hand edit, or `POST configuration` not yet reloaded):
  * applying on top would either drop that change or apply it unasked.
  */
+import { Mutex } from 'async-mutex';
 import { isDeepStrictEqual } from 'node:util';
 import { readConfigurationText, stageFile } from '../config/configFile.js';
 import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
@@ -55,7 +58,9 @@ export class Configuration {
   private byKey = new Map<string, Credential>();
   private byName = new Map<string, Credential>();
   private bySentinel = new Map<string, { sentinel: Sentinel; instances: Map<string, InstanceRef> }>();
-  private readonly settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
+  private settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
+  /** Every change of the configuration holds it from reading its base to the swap; waiters go in order. */
+  private readonly changes = new Mutex();
 
   constructor(
     private readonly history: ConfigurationStore,
@@ -82,19 +87,27 @@ export class Configuration {
     await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText }, this.config, { unlessNewest: true });
   }
 
-  /** Applies a text already on disk (reload): history, then memory. */
-  applyText(text: string, next: HubConfiguration, origin: ChangeOrigin): Promise<void> {
-    return this.oneAtATime(async () => {
+  /**
+   * Applies the file as it is on disk now (reload, SIGHUP): `read` turns its text (undefined: no file)
+   * into the configuration it starts, or throws changing nothing. A file that is the text already
+   * applied changes nothing. Returns the configurations before and after, or undefined when nothing was new.
+   */
+  reload(read: (text: string | undefined) => Promise<HubConfiguration>, origin: ChangeOrigin): Promise<{ before: HubConfiguration; after: HubConfiguration } | undefined> {
+    return this.changes.runExclusive(async () => {
+      const text = await readConfigurationText(this.configPath);
+      if (text === this.fileText) return undefined;
+      const next = await read(text); // throws when there is no file
       validateConfiguration(next);
-      // Reloading the text already applied (a SIGHUP too many) adds nothing to the history.
-      await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text }, next, { unlessNewest: text === this.fileText });
-      this.swap(next, text);
+      await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text: text as string }, next, { unlessNewest: false });
+      const before = this.config;
+      this.swap(next, text as string);
+      return { before, after: next };
     });
   }
 
   /** Replaces the file with `text` without applying it (`POST configuration`): reload applies it. */
   saveText(text: string, origin: ChangeOrigin): Promise<void> {
-    return this.oneAtATime(() => this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }));
+    return this.changes.runExclusive(() => this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }));
   }
 
   /**
@@ -103,7 +116,7 @@ export class Configuration {
    * Returns the new configuration, which the edited file was checked to read back as (a restart gives it).
    */
   update(change: (draft: HubConfiguration) => void, origin: ChangeOrigin): Promise<HubConfiguration> {
-    return this.oneAtATime(async () => {
+    return this.changes.runExclusive(async () => {
       const onDisk = await readConfigurationText(this.configPath);
       if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
       const draft = immer.produce(this.config, change);
@@ -145,18 +158,8 @@ export class Configuration {
     this.index();
   }
 
-  private tail: Promise<unknown> = Promise.resolve();
-
-  /** Configuration changes are serialised: each starts when the one before has finished. */
-  private oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(work, work);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
   private index(): void {
-    this.settingsGroups.clear();
-    for (const group of this.config.settingsGroups) this.settingsGroups.set(group.name, group);
+    this.settingsGroups = groupsByName(this.config);
     this.byKey = new Map(this.config.credentials.map((c) => [c.accessKey, c]));
     this.byName = new Map(this.config.credentials.map((c) => [c.name, c]));
     this.bySentinel = new Map(
@@ -188,18 +191,30 @@ export class Configuration {
     return this.credential(instance.credential ?? sentinel.credential);
   }
 
-  /**
-   * An instance's settings as the package sees them: imported settings groups in order (a later one
-   * overrides an earlier one), then the instance's own settings, which win.
-   */
+  /** An instance's settings as the package sees them (resolveSettings below). */
   resolveSettings({ instance }: InstanceRef): Record<string, string> {
-    // No prototype: a setting key such as "__proto__" is a key like any other.
-    const resolved = Object.create(null) as Record<string, string>;
-    for (const groupName of instance.imports) {
-      const group = this.settingsGroups.get(groupName);
-      for (const setting of group?.settings ?? []) resolved[setting.key] = setting.value;
-    }
-    for (const setting of instance.settings) resolved[setting.key] = setting.value;
-    return resolved;
+    return resolveSettings(this.settingsGroups, instance);
   }
+}
+
+const groupsByName = (config: HubConfiguration) => new Map(config.settingsGroups.map((group) => [group.name, group]));
+
+/**
+ * An instance's settings as the package sees them: imported settings groups in order (a later one
+ * overrides an earlier one), then the instance's own settings, which win.
+ */
+function resolveSettings(groups: Map<string, HubConfiguration['settingsGroups'][number]>, instance: PackageInstance): Record<string, string> {
+  // No prototype: a setting key such as "__proto__" is a key like any other.
+  const resolved = Object.create(null) as Record<string, string>;
+  for (const groupName of instance.imports) {
+    for (const setting of groups.get(groupName)?.settings ?? []) resolved[setting.key] = setting.value;
+  }
+  for (const setting of instance.settings) resolved[setting.key] = setting.value;
+  return resolved;
+}
+
+/** Every instance's resolved settings in `config`, by `sentinel/instance`. */
+export function settingsByInstance(config: HubConfiguration): Map<string, Record<string, string>> {
+  const groups = groupsByName(config);
+  return new Map(config.sentinels.flatMap((s) => s.packages.map((p) => [`${s.name}/${p.name}`, resolveSettings(groups, p)] as const)));
 }

@@ -11,6 +11,7 @@ import type { ListenAddress } from '../listen.js';
 import { listenAddresses, parseListenUri } from '../listen.js';
 import type { Caller } from './caller.js';
 import type { ChangeOrigin, Configuration } from './configuration.js';
+import { settingsByInstance } from './configuration.js';
 import type { Messages } from './messages.js';
 
 export const SETTINGS_UPDATED_KEY = '__SettingsUpdated';
@@ -36,24 +37,24 @@ export class ConfigurationFileActions {
   }
 
   /**
-   * Applies the file. With `deploy`, each package instance whose resolved settings changed (or that is
-   * new) is sent `__SettingsUpdated` with its new settings. Listen URIs take effect at the next start.
+   * Applies the file, in order with every other change (Configuration.reload); `changed` is false when
+   * it was the text already applied. With `deploy`, each package instance whose resolved settings changed
+   * (or that is new) is sent `__SettingsUpdated` with its new settings. Listen URIs take effect at the next start.
    */
-  async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ deployedTo: string[] }> {
-    const text = await readConfigurationText(this.configPath);
-    if (text === undefined) throw notFound('The configuration file does not exist.');
-    const { config: next } = await this.checkStartable(text);
-    const before = this.resolvedSettingsByInstance();
-    await this.configuration.applyText(text, next, origin);
-    if (!deploy || !by) return { deployedTo: [] };
-    const after = this.resolvedSettingsByInstance();
+  async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ changed: boolean; deployedTo: string[] }> {
+    const reloaded = await this.configuration.reload(async (text) => {
+      if (text === undefined) throw notFound('The configuration file does not exist.');
+      return (await this.checkStartable(text)).config;
+    }, origin);
+    if (!reloaded || !deploy || !by) return { changed: reloaded !== undefined, deployedTo: [] };
+    const before = settingsByInstance(reloaded.before);
     const deployedTo: string[] = [];
-    for (const [friendlyName, settings] of after) {
+    for (const [friendlyName, settings] of settingsByInstance(reloaded.after)) {
       if (JSON.stringify(before.get(friendlyName)) === JSON.stringify(settings)) continue;
       await this.messages.sendFromHub(by, friendlyName, SETTINGS_UPDATED_KEY, settings);
       deployedTo.push(friendlyName);
     }
-    return { deployedTo };
+    return { changed: true, deployedTo };
   }
 
   /**
@@ -71,15 +72,5 @@ export class ConfigurationFileActions {
     }
     for (const uri of file.config.listenUris) this.checkListen(parseListenUri(uri));
     return file;
-  }
-
-  private resolvedSettingsByInstance(): Map<string, Record<string, string>> {
-    const out = new Map<string, Record<string, string>>();
-    for (const sentinel of this.configuration.current.sentinels) {
-      for (const instance of sentinel.packages) {
-        out.set(`${sentinel.name}/${instance.name}`, this.configuration.resolveSettings({ sentinel, instance }));
-      }
-    }
-    return out;
   }
 }
