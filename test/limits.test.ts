@@ -2,6 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +24,7 @@ describe('limits that keep one client from hurting the others', () => {
     const h = await hub({ options: { maxPollsPerCredential: 2 } });
     const ids = await Promise.all(['A', 'B', 'C'].map(async (n) => idOf(await get(h, 'consumer/SubscribeToMessage', consumer(n)))));
     const waiting = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
-    await sleep(100);
+    await waitingPolls(h, 2);
     const third = await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 });
     expect(third.status).toBe(429);
     expect(third.json<{ Message: string }>().Message).toMatch(/long-polls waiting/);
@@ -37,7 +38,7 @@ describe('limits that keep one client from hurting the others', () => {
       expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: '00000000-0000-0000-0000-000000000009', timeout: 1000 })).status).toBe(500);
     }
     const again = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
-    await sleep(100);
+    await waitingPolls(h, 2);
     expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 })).status).toBe(429);
     expect((await Promise.all(again)).map((r) => r.status)).toEqual([200, 200]);
   });
@@ -102,7 +103,7 @@ describe('metrics', () => {
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 1 });
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', consumer()));
     const waiting = get(h, 'consumer/GetMessages', consumer(), { subscriptionId: id, timeout: 2000 });
-    await sleep(100);
+    await waitingPolls(h, 1);
     const response = await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`);
     expect(response.status).toBe(200);
     const text = await response.text();

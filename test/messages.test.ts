@@ -3,6 +3,7 @@ import type { MessageRecord } from '../src/hub/records.js';
 import type { Identity } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
@@ -13,7 +14,6 @@ const s1p1 = pkg('S1', 'P1');
 const s1p2 = pkg('S1', 'P2');
 const s2p1 = pkg('S2', 'P1', 'other-key-0001');
 const iface = (who: Identity) => (who.SentinelName === 'Consumer' ? 'consumer' : 'platform');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const subscribe = async (h: Hub, who: Identity) => idOf(await get(h, `${iface(who)}/SubscribeToMessage`, who));
 const poll = async (h: Hub, who: Identity, id: string, query: Record<string, string | number> = {}) => {
@@ -149,7 +149,7 @@ describe('records, order and long-polling', () => {
     const bystander = await subscribe(h, dash);
     const targetPoll = poll(h, app, target, { timeout: 5000 });
     const bystanderPoll = poll(h, dash, bystander, { timeout: 1000 });
-    await sleep(100);
+    await waitingPolls(h, 2);
     const sent = Date.now();
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Only');
     expect((await targetPoll).map((m) => m.Key)).toEqual(['Only']);
@@ -163,10 +163,10 @@ describe('records, order and long-polling', () => {
     const controller = new AbortController();
     const url = `${h.url}/rest/consumer/GetMessages?SentinelName=Consumer&PackageName=App&AccessKey=${app.AccessKey}&subscriptionId=${id}&timeout=10000`;
     const abandoned = fetch(url, { signal: controller.signal }).catch(() => 'aborted');
-    await sleep(100);
+    await waitingPolls(h, 1);
     controller.abort();
     await abandoned;
-    await sleep(100);
+    await waitingPolls(h, 0);
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Kept');
     expect((await poll(h, app, id)).map((m) => m.Key)).toEqual(['Kept']);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../src/hub/records.js';
 import { admin, consumer, get, idOf, instance, pkg, post, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 
@@ -49,7 +50,7 @@ describe('WriteLog', () => {
     await get(h, 'platform/WriteLog', p1, { message: 'old' });
     const [last] = (await get(h, 'management/logs', admin)).json<Log[]>();
     const following = get(h, 'management/logs', admin, { after: last.Id, timeout: 5000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitingPolls(h, 1);
     await get(h, 'platform/WriteLog', p1, { message: 'new' });
     expect((await following).json<Log[]>().map((l) => l.Message)).toEqual(['new']);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StateObjectUpdate } from '../src/hub/records.js';
 import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
-import { waitingPollCount } from './support/waitingPolls.js';
+import { waitingPollCount, waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
@@ -120,7 +120,7 @@ describe('subscriptions and long-polling', () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'Temp' });
     const waiting = poll(h, id, { timeout: 10000 });
-    await sleep(100);
+    await waitingPolls(h, 1);
     const pushed = Date.now();
     await push(h, 'Temp', 21);
     const updates = await waiting;
@@ -133,7 +133,7 @@ describe('subscriptions and long-polling', () => {
     const id = await subscribe(h, { name: 'Temp', package: 'P1' });
     const waiting = poll(h, id, { timeout: 1000 });
     const started = Date.now();
-    await sleep(50);
+    await waitingPolls(h, 1);
     await push(h, 'Other', 1);
     await push(h, 'Temp', 2, {}, pkg('S1', 'P2'));
     expect(await waiting).toEqual([]);
@@ -186,10 +186,10 @@ describe('subscriptions and long-polling', () => {
     const controller = new AbortController();
     const url = `${h.url}/rest/consumer/GetStateObjects?SentinelName=Consumer&PackageName=App&AccessKey=${app.AccessKey}&subscriptionId=${id}&timeout=10000`;
     const abandoned = fetch(url, { signal: controller.signal }).catch(() => 'aborted');
-    await sleep(100);
+    await waitingPolls(h, 1);
     controller.abort();
     expect(await abandoned).toBe('aborted');
-    await sleep(100);
+    await waitingPolls(h, 0);
     await push(h, 'Temp', 42);
     expect(values(await poll(h, id))).toEqual([['Temp', 42]]);
   });
@@ -198,7 +198,7 @@ describe('subscriptions and long-polling', () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'Temp' });
     const first = poll(h, id, { timeout: 10000 });
-    await sleep(100);
+    await waitingPolls(h, 1);
     const second = poll(h, id, { timeout: 10000 });
     expect(await first).toEqual([]);
     await push(h, 'Temp', 3);
