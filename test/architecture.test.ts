@@ -26,6 +26,7 @@ const portsDir = path.join(hubDir, 'ports');
 const DOMAIN_FOR_THE_STORE: Record<string, string> = {
   'clientSignal.ts': 'the type of the abort signal a poll\'s `take` is given (the long-poll domain)',
   'messageAddresses.ts': 'who a message is addressed to, shared by the store\'s reads and the notifier\'s index so both decide alike',
+  'scope.ts': 'the scope numbers a message row carries (ScopeType): All and Others name no targets in their args',
 };
 
 const sourceFiles = (dir: string): string[] =>
@@ -47,6 +48,14 @@ function specifiers(file: string, text = fs.readFileSync(file, 'utf8')): string[
 /** The file's text without its comments (block and line; a `//` inside a string only shortens what is searched). */
 const code = (file: string) =>
   fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+
+/** The file's code without comments and without the content of string literals (a rough lexer: enough for this source). */
+const codeWithoutStrings = (text: string) =>
+  text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`/g, (m) => (m.startsWith('/') ? '' : '""'));
+
+/** snake_case names used as properties in code: declared (`a_b:` in an interface, type or object literal) or read (`.a_b`). */
+const snakeCaseProperties = (text: string) =>
+  [...codeWithoutStrings(text).matchAll(/(?:(?:^|[{;,(\s])(?:readonly\s+)?([a-z][a-z0-9]*_[a-z0-9_]*)\??\s*:)|\.([a-z][a-z0-9]*_[a-z0-9_]*)\b/gm)].map((m) => m[1] ?? m[2]);
 
 const resolveRelative = (from: string, specifier: string) => path.resolve(path.dirname(from), specifier.replace(/\.js$/, '.ts'));
 const isEnginePackage = (specifier: string) => ENGINE_PACKAGES.some((p) => specifier === p || specifier.startsWith(`${p}/`));
@@ -126,6 +135,15 @@ describe('the store is the only way to the database', () => {
     const file = path.join(storeDir, 'sqlite', 'violation.ts');
     const text = "import type { Messages } from '../../hub/messages.js';\nimport type { MessageStore } from '../../hub/ports/messages.js';\nimport { queryParam } from '../../http/request.js';\n";
     expect(storeReachingUp(file, text)).toEqual([`${rel(file)} imports src/hub/messages.ts`, `${rel(file)} imports src/http/request.ts`]);
+  });
+
+  it('keeps rows out of the domain: no interface, type or object of src/hub declares or reads a snake_case property', () => {
+    const found = sourceFiles(hubDir).flatMap((file) => snakeCaseProperties(fs.readFileSync(file, 'utf8')).map((name) => `${rel(file)}: ${name}`));
+    expect(found).toEqual([]);
+    // The check sees a snake_case field declared or read, and not one in a string or a comment.
+    expect(snakeCaseProperties('export interface Row {\n  readonly last_update_ms: number;\n  saga_id?: string }')).toEqual(['last_update_ms', 'saga_id']);
+    expect(snakeCaseProperties('const x = { sender_type: 2 }; f(row.sent_ms);')).toEqual(['sender_type', 'sent_ms']);
+    expect(snakeCaseProperties("const kind = { kind: 'state_objects' }; // row.is_deleted: a comment\n/* seq_no: x */")).toEqual([]);
   });
 
   it('keeps the notifier behind its interfaces: only createHub.ts names the Notifier class (hub/wakeUps.ts)', () => {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
-import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { consumer, get, pkg, tempDir, testConfiguration } from './support/testHub.js';
 
 const CYCLES = Number(process.env.HUB_CRASH_CYCLES ?? 5);
@@ -96,7 +96,7 @@ describe('crash safety', () => {
       expect((await get(hub, 'consumer/SubscribeToStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, name: 'K*' })).json()).toBe(OBJECT_SUBSCRIPTION);
       const caughtUp = new Map<string, number>();
       for (;;) {
-        const batch = (await get(hub, 'consumer/GetStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, timeout: 0, limit: 2 })).json<StateObjectUpdate[]>();
+        const batch = (await get(hub, 'consumer/GetStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, timeout: 0, limit: 2 })).json<StateObjectUpdateRecord[]>();
         if (batch.length === 0) break;
         for (const u of batch) caughtUp.set(u.StateObject.Name, u.StateObject.Value as number);
       }

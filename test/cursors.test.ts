@@ -6,7 +6,7 @@
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import type { TestHub } from './support/testHub.js';
 import { ADMIN_KEY, consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
 
@@ -19,7 +19,7 @@ const subscribe = async (h: TestHub, query: Record<string, string> = {}) => idOf
 const poll = async (h: TestHub, id: string, query: Record<string, string | number> = {}) => {
   const reply = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0, ...query });
   expect(reply.status, reply.text).toBe(200);
-  return reply.json<StateObjectUpdate[]>().map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
+  return reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
 };
 const pollMessages = async (h: TestHub, id: string) => {
   const reply = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });

@@ -9,7 +9,7 @@ import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../migrations/index.js';
 import { closeDatabase, openDatabase } from '../src/db/open.js';
-import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { consumer, get, hubsStoppedAfterEach, pkg, tempDir } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
@@ -53,7 +53,7 @@ describe('migration to logs and cursors', () => {
     // Sweeps run before the first poll: what is pending from before must survive them.
     await new Promise((r) => setTimeout(r, 300));
     const pollObjects = async () =>
-      (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: objects, timeout: 0 })).json<StateObjectUpdate[]>()
+      (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: objects, timeout: 0 })).json<StateObjectUpdateRecord[]>()
         .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
     const pollMessages = async () =>
       (await get(h, 'consumer/GetMessages', app, { subscriptionId: messages, timeout: 0 })).json<MessageRecord[]>().map((m) => m.Data);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { narrowGlob, toGlob } from '../src/store/sqlite/glob.js';
-import type { StateObjectUpdate } from '../src/hub/records.js';
+import type { StateObjectUpdateRecord } from '../src/hub/records.js';
 import { call, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 import type { TestHub } from './support/testHub.js';
@@ -72,7 +72,7 @@ describe('filters matched in memory', () => {
     const poll = async (filter: string, i: number) => {
       const reply = await get(h, 'consumer/GetStateObjects', consumer(`W${i}`), { subscriptionId: ids.get(filter) ?? '', timeout: 0 });
       expect(reply.status, filter).toBe(200);
-      return reply.json<StateObjectUpdate[]>().map((u) => u.StateObject.Name).sort();
+      return reply.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name).sort();
     };
     for (const [i, filter] of FILTERS.entries()) expect(await poll(filter, i), filter).toEqual(reference(filter));
     // Pushed again: each subscription reads its own matches once more, nothing else.
@@ -92,7 +92,7 @@ describe('filters matched in memory', () => {
       await waitingPolls(h, 1);
       expect((await get(h, 'platform/PushStateObject', p1, { name, value: i })).status).toBe(204);
       const woken = await waiting;
-      expect(woken.json<StateObjectUpdate[]>().map((u) => u.StateObject.Name), filter).toEqual([name]);
+      expect(woken.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name), filter).toEqual([name]);
     }
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StateObjectUpdate } from '../src/hub/records.js';
+import type { StateObjectUpdateRecord } from '../src/hub/records.js';
 import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { waitingPollCount, waitingPolls } from './support/waitingPolls.js';
@@ -15,9 +15,9 @@ const subscribe = async (h: Hub, query: Record<string, string> = {}, who = app) 
 const poll = async (h: Hub, id: string, query: Record<string, string | number> = {}, who = app) => {
   const reply = await get(h, 'consumer/GetStateObjects', who, { subscriptionId: id, timeout: 1000, ...query });
   expect(reply.status).toBe(200);
-  return reply.json<StateObjectUpdate[]>();
+  return reply.json<StateObjectUpdateRecord[]>();
 };
-const values = (updates: StateObjectUpdate[]) => updates.map((u) => [u.StateObject.Name, u.StateObject.Value]);
+const values = (updates: StateObjectUpdateRecord[]) => updates.map((u) => [u.StateObject.Name, u.StateObject.Value]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('publishing and requesting', () => {

@@ -170,8 +170,6 @@ export interface Database {
   repository_packages: RepositoryPackagesTable;
 }
 
-export type StateObjectRow = Selectable<StateObjectsTable>;
-export type MessageRow = Selectable<MessagesTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type PackageLogRow = Selectable<PackageLogsTable>;
 export type RepositoryPackageRow = Selectable<RepositoryPackagesTable>;

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, notFound } from '../errors.js';
 import { licenseSchema } from '../hub/license.js';
-import type { LogLevel } from '../hub/packageLogs.js';
+import { parseLogLevel } from '../hub/packageLogs.js';
 import { parseBody } from './bodies.js';
 import type { ChangeOrigin } from '../hub/configuration.js';
 import type { HubServices, HubState } from './context.js';
@@ -29,8 +29,6 @@ const origin = (ctx: Context & { state: HubState }): ChangeOrigin => ({
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
 
-// A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
-const logLevels = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['error', 'Error']]);
 
 function sinceParam(ctx: Context): number | undefined {
   const raw = queryParam(ctx, 'since');
@@ -162,7 +160,7 @@ export function managementRouter(services: HubServices): Router<HubState> {
   // ---- package logs (WriteLog) ----
   router.get('/logs', async (ctx) => {
     const rawLevel = queryParam(ctx, 'level');
-    const level = rawLevel ? logLevels.get(rawLevel.toLowerCase()) : undefined;
+    const level = rawLevel ? parseLogLevel(rawLevel) : undefined;
     if (rawLevel && !level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
     const rawAfter = queryParam(ctx, 'after');
     if (rawAfter !== undefined && !/^\d{1,15}$/.test(rawAfter)) {

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { badRequest, HubError } from '../errors.js';
 import { packageDescriptor } from '../hub/descriptorSchema.js';
-import type { LogLevel } from '../hub/packageLogs.js';
+import { parseLogLevel } from '../hub/packageLogs.js';
 import { parseBody, pushStateObjectBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { noContent } from './context.js';
@@ -14,8 +14,6 @@ import { MAX_TYPE_LENGTH } from '../hub/requestNames.js';
 /** Longer values belong in the POST form of PushStateObject. */
 export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
 
-// A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
-const levels = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['warning', 'Warn'], ['error', 'Error']]);
 
 function lifetimeParam(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 0;
@@ -68,7 +66,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
   router.get('/WriteLog', async (ctx) => {
     const message = requiredParam(ctx, 'message');
     const rawLevel = queryParam(ctx, 'level') || 'Info';
-    const level = levels.get(rawLevel.toLowerCase());
+    const level = parseLogLevel(rawLevel);
     if (!level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
     await packageLogs.write(ctx.state.caller, level, message);
     noContent(ctx);

@@ -1,15 +1,23 @@
 /**
- * Who a message reaches, decided from what the log row carries (its scope, args and sender) and what a
- * subscription answers to. Pure: the store filters the log with it, the notifier indexes waiting polls
- * by the same addresses.
+ * Whom a message reaches: the one decision over scopes (`visitTargets`), made from what the log keeps of
+ * a message (scope, args, sender) and used both by the store, which tests each logged message against a
+ * subscription (`isAddressedTo`), and by the notifier, which looks each target up in its index of
+ * waiting polls.
  */
-
-/** Numbers on the wire (wire.md). */
-export const ScopeNumber = { Group: 1, Package: 2, Sentinel: 3, Others: 4, All: 5 } as const;
+import { ScopeType } from './scope.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The one GUID check (ConnectionIds, subscription ids). */
 export const isGuid = (text: string) => GUID.test(text);
+
+/** A message as addressing sees it: its log id, its scope's number (ScopeType), its scope's args and its sender. */
+export interface SentMessage {
+  id: number;
+  scope: number;
+  args: string[];
+  senderConnectionId: string;
+}
 
 /** What a message subscription answers to: its caller's names, and its groups with when they were joined. */
 export interface MessageAddresses {
@@ -22,40 +30,64 @@ export interface MessageAddresses {
   groups: Map<string, number>;
 }
 
-export interface LoggedMessage {
-  id: number;
-  scope: number;
-  args: string[];
-  senderConnectionId: string;
+/**
+ * One method per kind of target a scope names; `context` is passed through (so a visitor needs no
+ * closure per message). A method that returns true ends the visit.
+ */
+export interface MessageTargets<C> {
+  /** All: every message subscription, the sender's included. */
+  all(context: C): boolean;
+  /** Others: every message subscription but the sender's. */
+  others(sender: string, context: C): boolean;
+  /** Group: its members that joined before message `messageId`. */
+  group(name: string, messageId: number, context: C): boolean;
+  sentinel(name: string, context: C): boolean;
+  /** Package scope arguments: `Sentinel/Package`, a ConnectionId, or a package name (package callers of that name). */
+  friendlyName(name: string, context: C): boolean;
+  connectionId(id: string, context: C): boolean;
+  packageName(name: string, context: C): boolean;
 }
 
-/** How a Package scope argument names its target: `Sentinel/Package`, a ConnectionId, or a package name. */
-export function packageArgKind(arg: string): 'friendlyName' | 'connectionId' | 'packageName' {
-  if (arg.includes('/')) return 'friendlyName';
-  return isGuid(arg) ? 'connectionId' : 'packageName';
-}
-
-export function isAddressedTo(message: LoggedMessage, to: MessageAddresses): boolean {
+/** Visits the targets of the message's scope until a method returns true; returns whether one did. */
+export function visitTargets<C>(message: SentMessage, targets: MessageTargets<C>, context: C): boolean {
   switch (message.scope) {
-    case ScopeNumber.All:
-      return true;
-    case ScopeNumber.Others:
-      return message.senderConnectionId !== to.connectionId;
-    case ScopeNumber.Group:
-      return message.args.some((group) => {
-        const joinedAfter = to.groups.get(group);
-        return joinedAfter !== undefined && message.id > joinedAfter;
-      });
-    case ScopeNumber.Sentinel:
-      return message.args.includes(to.sentinelName);
-    case ScopeNumber.Package:
-      return message.args.some((arg) => {
-        const kind = packageArgKind(arg);
-        if (kind === 'friendlyName') return arg === to.friendlyName;
-        if (kind === 'connectionId') return arg === to.connectionId;
-        return to.isPackage && arg === to.packageName;
-      });
+    case ScopeType.All:
+      return targets.all(context);
+    case ScopeType.Others:
+      return targets.others(message.senderConnectionId, context);
+    case ScopeType.Group:
+      for (const group of message.args) if (targets.group(group, message.id, context)) return true;
+      return false;
+    case ScopeType.Sentinel:
+      for (const sentinel of message.args) if (targets.sentinel(sentinel, context)) return true;
+      return false;
+    case ScopeType.Package:
+      for (const arg of message.args) {
+        const reached = arg.includes('/')
+          ? targets.friendlyName(arg, context)
+          : isGuid(arg)
+            ? targets.connectionId(arg, context)
+            : targets.packageName(arg, context);
+        if (reached) return true;
+      }
+      return false;
     default:
       return false;
   }
 }
+
+/** Is `to` one of the message's targets? */
+const subscriptionTargets: MessageTargets<MessageAddresses> = {
+  all: () => true,
+  others: (sender, to) => sender !== to.connectionId,
+  group: (name, messageId, to) => {
+    const joinedAfter = to.groups.get(name);
+    return joinedAfter !== undefined && messageId > joinedAfter;
+  },
+  sentinel: (name, to) => name === to.sentinelName,
+  friendlyName: (name, to) => name === to.friendlyName,
+  connectionId: (id, to) => id === to.connectionId,
+  packageName: (name, to) => to.isPackage && name === to.packageName,
+};
+
+export const isAddressedTo = (message: SentMessage, to: MessageAddresses): boolean => visitTargets(message, subscriptionTargets, to);

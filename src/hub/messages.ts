@@ -5,7 +5,6 @@ import type { MessageStore } from './ports/messages.js';
 import { SAGA_RESPONSE_KEY } from './ports/messages.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
 
-export { SAGA_RESPONSE_KEY };
 import { groupRefusal, messageRefusal } from './authorization.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { isPackageCaller, SenderType } from './caller.js';
@@ -53,7 +52,7 @@ export class Messages {
     const connectionId = await this.callers.connectionId(sender);
     const message = {
       senderConnectionId: connectionId,
-      senderType: isPackageCaller(sender) ? SenderType.PackageHttp : SenderType.ConsumerHttp,
+      senderType: isPackageCaller(sender) ? SenderType.ConstellationHttp : SenderType.ConsumerHttp,
       senderFriendlyName: sender.friendlyName,
       scope: ScopeType[scope],
       args: JSON.stringify(input.args),

@@ -7,11 +7,11 @@
  * of HTTP or SQL; a PostgreSQL deployment could feed the same calls from LISTEN/NOTIFY.
  */
 import type { ClientSignal } from './clientSignal.js';
-import type { MessageAddresses } from './messageAddresses.js';
-import { packageArgKind, ScopeNumber } from './messageAddresses.js';
-import type { StateObjectPatterns } from './ports/stateObjects.js';
+import type { MessageAddresses, MessageTargets, SentMessage } from './messageAddresses.js';
+import { visitTargets } from './messageAddresses.js';
 import { matchesPattern } from './patterns.js';
-import type { ChangedStateObject, PollInterest as Interest, PollWaiter, SentMessage, WaitOutcome, WakeUps } from './wakeUps.js';
+import type { StateObjectChange, StateObjectPatterns } from './ports/stateObjects.js';
+import type { PollInterest, PollWaiter, WaitOutcome, WakeUps } from './wakeUps.js';
 
 type Ending = 'superseded' | 'closing';
 
@@ -133,7 +133,7 @@ export class Notifier implements WakeUps {
   private woken = 0;
 
   /** Registers the waiter of a subscription (or log follower); an older waiter of the same key is superseded. */
-  register(key: string, interest: Interest): Waiter {
+  register(key: string, interest: PollInterest): Waiter {
     const old = this.entries.get(key);
     if (old) {
       old.waiter.end('superseded');
@@ -146,7 +146,7 @@ export class Notifier implements WakeUps {
   }
 
   /** A filter or group was added to a subscription whose poll may be waiting: listen for it too. */
-  update(key: string, interest: Interest): void {
+  update(key: string, interest: PollInterest): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.unindex(entry);
@@ -171,7 +171,7 @@ export class Notifier implements WakeUps {
   }
 
   /** Call only after the commit of the change. True when it woke a waiting poll. */
-  stateObjectChanged(object: ChangedStateObject): boolean {
+  stateObjectChanged(object: StateObjectChange): boolean {
     const before = this.woken;
     const matches = (p: StateObjectPatterns) =>
       matchesPattern(p.name, object.name) &&
@@ -191,7 +191,7 @@ export class Notifier implements WakeUps {
   /** Call only after the commit of the send. Group membership times are checked by the read, not here. True when it woke a waiting poll. */
   messageSent(message: SentMessage): boolean {
     const before = this.woken;
-    this.wakeFor(message);
+    visitTargets(message, this.wakeTargets, undefined);
     return this.woken !== before;
   }
 
@@ -200,32 +200,30 @@ export class Notifier implements WakeUps {
     entry.waiter.signal();
   }
 
-  private wakeFor(message: SentMessage): void {
-    const wake = (key: string) => {
-      const listed = this.byAddress.get(key);
-      if (listed instanceof Set) for (const entry of listed) this.signal(entry);
-      else if (listed) this.signal(listed);
-    };
-    switch (message.scope) {
-      case ScopeNumber.All:
-        for (const entry of this.messageWaiters) this.signal(entry);
-        return;
-      case ScopeNumber.Others:
-        for (const entry of this.messageWaiters) if (entry.connectionId !== message.senderConnectionId) this.signal(entry);
-        return;
-      case ScopeNumber.Group:
-        for (const group of message.args) wake(`g:${group}`);
-        return;
-      case ScopeNumber.Sentinel:
-        for (const sentinel of message.args) wake(`s:${sentinel}`);
-        return;
-      case ScopeNumber.Package:
-        for (const arg of message.args) {
-          const kind = packageArgKind(arg);
-          wake(kind === 'friendlyName' ? `f:${arg}` : kind === 'connectionId' ? `c:${arg}` : `p:${arg}`);
-        }
-    }
+  /** Wakes the waiting polls under an address key; never ends the visit. */
+  private wakeAddress(key: string): boolean {
+    const listed = this.byAddress.get(key);
+    if (listed instanceof Set) for (const entry of listed) this.signal(entry);
+    else if (listed) this.signal(listed);
+    return false;
   }
+
+  /** Each target of a message's scope (messageAddresses.ts) as the waiting polls it wakes. */
+  private readonly wakeTargets: MessageTargets<undefined> = {
+    all: () => {
+      for (const entry of this.messageWaiters) this.signal(entry);
+      return false;
+    },
+    others: (sender) => {
+      for (const entry of this.messageWaiters) if (entry.connectionId !== sender) this.signal(entry);
+      return false;
+    },
+    group: (name) => this.wakeAddress(`g:${name}`),
+    sentinel: (name) => this.wakeAddress(`s:${name}`),
+    friendlyName: (name) => this.wakeAddress(`f:${name}`),
+    connectionId: (id) => this.wakeAddress(`c:${id}`),
+    packageName: (name) => this.wakeAddress(`p:${name}`),
+  };
 
   /** Call only after the commit of the log entry. */
   logWritten(): void {
@@ -254,7 +252,7 @@ export class Notifier implements WakeUps {
     return this.entries.size;
   }
 
-  private index(entry: Entry, interest: Interest): void {
+  private index(entry: Entry, interest: PollInterest): void {
     if (interest.kind === 'logs') {
       this.logWaiters.add(entry);
     } else if (interest.kind === 'state_objects') {

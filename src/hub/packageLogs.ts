@@ -7,7 +7,11 @@ import type { Caller } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { WakeUps } from './wakeUps.js';
 
-export type { LogLevel, LogQuery };
+// A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
+const LOG_LEVELS = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['warning', 'Warn'], ['error', 'Error']]);
+
+/** The one reading of a level a request names: Info, Warn or Error in any case (`Warning` too, for Warn); undefined otherwise. */
+export const parseLogLevel = (text: string): LogLevel | undefined => LOG_LEVELS.get(text.toLowerCase());
 
 export interface LogRecord {
   Id: number;

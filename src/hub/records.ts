@@ -1,6 +1,6 @@
 /** The wire shapes of StateObjects and messages (wire.md), built from what the store keeps. */
 import type { Message } from './ports/messages.js';
-import type { StateObject } from './ports/stateObjects.js';
+import type { StateObject, StateObjectChange } from './ports/stateObjects.js';
 
 export interface StateObjectRecord {
   SentinelName: string;
@@ -14,7 +14,8 @@ export interface StateObjectRecord {
   Value: unknown;
 }
 
-export interface StateObjectUpdate {
+/** One object of GetStateObjects' answer: its record, or its purge. */
+export interface StateObjectUpdateRecord {
   StateObject: StateObjectRecord;
   IsDeleted?: true;
 }
@@ -43,10 +44,7 @@ export function stateObjectRecord(object: StateObject, now: number): StateObject
   };
 }
 
-export function deletedStateObjectUpdate(
-  object: { sentinelName: string; packageName: string; name: string; type: string },
-  now: number,
-): StateObjectUpdate {
+export function deletedStateObjectUpdate(object: StateObjectChange, now: number): StateObjectUpdateRecord {
   return {
     StateObject: {
       SentinelName: object.sentinelName,

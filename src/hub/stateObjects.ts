@@ -5,7 +5,7 @@ import type { Caller } from './caller.js';
 import type { ExpiryTimer } from './expiry.js';
 import type { StateObjectPatterns, StateObjectStore } from './ports/stateObjects.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
-import type { StateObjectRecord, StateObjectUpdate } from './records.js';
+import type { StateObjectRecord, StateObjectUpdateRecord } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { ChangeAnnouncer } from './wakeUps.js';
@@ -90,7 +90,7 @@ export class StateObjects {
     timeoutMs: number,
     limit: number,
     abort: ClientSignal,
-  ): Promise<StateObjectUpdate[] | undefined> {
+  ): Promise<StateObjectUpdateRecord[] | undefined> {
     return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id) => {
       // What the caller may not see is read past (its cursor moves) and left out; read on while a
       // whole read was left out, so an answer is not empty while visible changes wait.
@@ -99,7 +99,7 @@ export class StateObjects {
         const now = Date.now();
         const visible = changes
           .filter((c) => maySeeStateObject(caller.credential, c))
-          .map((c): StateObjectUpdate => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
+          .map((c): StateObjectUpdateRecord => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
         if (visible.length > 0 || changes.length === 0) return visible;
       }
     });

@@ -2,14 +2,13 @@
 import { badRequest, subscriptionLost } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import { isGuid } from './messageAddresses.js';
-import type { Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from './ports/subscriptions.js';
+import type { OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from './ports/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { PollSteps } from './longPoll.js';
 import type { PollGate } from './pollGate.js';
 import type { PollWaiter, WakeUps } from './wakeUps.js';
 
-export { isGuid };
 export type { SubscriptionKind };
 
 const missingSubscriptionId = () => badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
@@ -56,7 +55,7 @@ export class Subscriptions {
   }
 
   /** The caller's subscription of that kind with what it listens for, or the "subscription lost" 500 firmware re-subscribes on. */
-  async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<Interest> {
+  async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionInterest> {
     if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
     const interest = connectionId ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind) : undefined;

@@ -7,8 +7,9 @@
  * announce through NOTIFY and feed each process's notifier from LISTEN, with no hub module changing.
  */
 import type { ClientSignal } from './clientSignal.js';
-import type { ChangedStateObject } from './ports/stateObjects.js';
-import type { Interest as SubscriptionInterest } from './ports/subscriptions.js';
+import type { SentMessage } from './messageAddresses.js';
+import type { StateObjectChange } from './ports/stateObjects.js';
+import type { SubscriptionInterest } from './ports/subscriptions.js';
 
 /** What a waiting poll listens for: a subscription's filters or message addresses, or the package logs. */
 export type PollInterest = SubscriptionInterest | { kind: 'logs' };
@@ -16,20 +17,10 @@ export type PollInterest = SubscriptionInterest | { kind: 'logs' };
 /** How a wait ended. */
 export type WaitOutcome = 'woken' | 'timeout' | 'superseded' | 'aborted' | 'closing';
 
-export type { ChangedStateObject };
-
-/** A message a commit appended to the log. */
-export interface SentMessage {
-  id: number;
-  scope: number;
-  args: string[];
-  senderConnectionId: string;
-}
-
 /** Announcements, each made only after the commit it reports on. */
 export interface ChangeAnnouncer {
   /** True when it woke a waiting poll. */
-  stateObjectChanged(object: ChangedStateObject): boolean;
+  stateObjectChanged(object: StateObjectChange): boolean;
   /** True when it woke a waiting poll. */
   messageSent(message: SentMessage): boolean;
   logWritten(): void;

@@ -34,9 +34,13 @@ export interface StateObject extends StateObjectKey {
   lifetimeS: number;
 }
 
-/** One object a poll returns: its latest value, or its purge. */
+/** Which StateObject a commit changed (pushed, purged or expired), and its type: what the notifier matches filters against. */
 export interface StateObjectChange extends StateObjectKey {
   type: string;
+}
+
+/** One changed object a poll takes: its latest value, or its purge. */
+export interface TakenStateObject extends StateObjectChange {
   /** Unset when the object was purged (or is gone): the record goes out with `IsDeleted`. */
   current: StateObject | undefined;
 }
@@ -45,18 +49,15 @@ export interface StateObjectWrite extends StateObject {
   expiresAtMs: number | null;
 }
 
-/** A StateObject a commit changed (pushed, purged or expired): what the notifier matches filters against. */
-export type ChangedStateObject = StateObjectKey & { type: string };
-
 /** Each operation is one transaction whose promise settles after its COMMIT. */
 export interface StateObjectStore {
   push(write: StateObjectWrite): Promise<void>;
   /** The producer's objects matching the name and type patterns become tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]>;
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]>;
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
-  expire(now: number): Promise<ChangedStateObject[]>;
+  expire(now: number): Promise<StateObjectChange[]>;
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]>;
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]>;
   /** The current (not purged) objects matching the patterns, by sentinel, package and name (RequestStateObjects). */
   current(patterns: StateObjectPatterns): Promise<StateObject[]>;
   /** The earliest expiry not yet announced, in epoch ms. */

@@ -16,8 +16,8 @@ export interface OpenedSubscription {
   added: boolean;
 }
 
-/** What a waiting poll listens for: its filters, or its message addresses. */
-export type Interest =
+/** What a subscription's waiting poll listens for: its filters, or its message addresses. */
+export type SubscriptionInterest =
   | { kind: 'state_objects'; filters: StateObjectPatterns[] }
   | { kind: 'messages'; addresses: MessageAddresses };
 
@@ -34,7 +34,7 @@ export interface SubscriptionStore {
   openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription>;
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
   /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
-  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined>;
+  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
   discountDowntime(now: number): Promise<void>;

@@ -1,6 +1,6 @@
 /** Per-instance activity for the console's overview on SQLite (the ActivityStore): read-only aggregates. */
 import type { Db } from '../../db/open.js';
-import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { ActivityStore, InstanceActivity } from '../../hub/ports/activity.js';
 import type { InstanceKey } from '../../hub/ports/descriptors.js';
@@ -43,7 +43,7 @@ async function subscriptionActivity(db: Db): Promise<(InstanceKey & { queued: nu
   const legacy = await db.selectFrom('message_deliveries').select(['subscription_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('subscription_id').execute();
   const top = await db.selectFrom('messages').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
   const from = Math.max(0, Number(top?.id ?? 0) - COUNTED_LOG_ENTRIES);
-  const log: LoggedMessage[] = (await db.selectFrom('messages').select(['id', 'scope', 'args', 'sender_connection_id']).where('id', '>', from).orderBy('id').execute())
+  const log: SentMessage[] = (await db.selectFrom('messages').select(['id', 'scope', 'args', 'sender_connection_id']).where('id', '>', from).orderBy('id').execute())
     .map((m) => ({ id: m.id, scope: m.scope, args: JSON.parse(m.args) as string[], senderConnectionId: m.sender_connection_id }));
   const legacyBy = new Map(legacy.map((l) => [l.subscription_id, Number(l.n)]));
   const result = new Map<string, InstanceKey & { queued: number; lastActiveMs: number }>();

@@ -11,10 +11,11 @@ import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
 import { ClientGone, HubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
+import { ScopeType } from '../../hub/scope.js';
 
 export interface MessageRetention {
   /** Messages kept in the log at most. */
@@ -26,6 +27,10 @@ export interface MessageRetention {
 /** A messages row (alias `m`) named as the domain's Message: a row read is the message, with no copy. */
 const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.sender_type as senderType,
   m.sender_friendly_name as senderFriendlyName, m.scope, m.args, m.saga_id as sagaId, m.key, m.data, m.sent_ms as sentMs`;
+
+/** All and Others reach by subscription, not by name: their args need not be parsed. */
+const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
+const NO_ARGS: string[] = [];
 
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
@@ -134,7 +139,7 @@ export class SqliteMessageStore implements MessageStore {
     return this.batcher.run(() => {
       const to = this.addressesNow(subscription);
       if (!to) return { messages: [], missed: 0 };
-      let messages = this.backlog.take(subscription, limit);
+      const messages = this.backlog.take(subscription, limit);
       let missed = 0;
       const readFrom = to.readMessageId;
       let cursor = readFrom;
@@ -144,7 +149,7 @@ export class SqliteMessageStore implements MessageStore {
           if (rows.length === 0) break;
           if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
           for (const row of rows) {
-            const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
+            const logged: SentMessage = { id: row.id, scope: row.scope, args: namesTargets(row.scope) ? (JSON.parse(row.args) as string[]) : NO_ARGS, senderConnectionId: row.senderConnectionId };
             cursor = row.id;
             if (isAddressedTo(logged, to)) {
               messages.push(row);

@@ -8,7 +8,7 @@ import type { Db } from '../../db/open.js';
 import { prepareQuery } from '../../db/prepared.js';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { StateObject, StateObjectChange, StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObject, StateObjectPatterns, TakenStateObject } from '../../hub/ports/stateObjects.js';
 import { hasWildcard } from '../../wildcard.js';
 import type { StateObjectGlobs } from './glob.js';
 import { fromGlob, globsOf, narrowGlob } from './glob.js';
@@ -136,7 +136,7 @@ export class StateObjectFilters {
    * changed objects, 0 = all, each with its latest value) and moves its cursors past them. Throws
    * ClientGone when `abort` fired: the caller's transaction rolls back and nothing is consumed.
    */
-  takeNow(subscription: string, limit: number, abort: ClientSignal, top: number): StateObjectChange[] {
+  takeNow(subscription: string, limit: number, abort: ClientSignal, top: number): TakenStateObject[] {
     const legacy = this.backlog.take(subscription, limit);
     if (legacy.length > 0) {
       if (abort.aborted) throw new ClientGone();
@@ -206,7 +206,7 @@ class LegacyBacklog {
     this.remove = sqlite.prepare('delete from state_object_changes where subscription_id = ? and id <= ?');
   }
 
-  take(subscription: string, limit: number): StateObjectChange[] {
+  take(subscription: string, limit: number): TakenStateObject[] {
     if (!this.pending) return [];
     // Left join: the object's columns are null when it is gone.
     type Row = StateObject & { changeId: number; changeType: string; changeDeleted: number; isDeleted: number | null };

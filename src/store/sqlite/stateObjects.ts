@@ -10,7 +10,7 @@ import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObject, StateObjectWrite } from '../../hub/ports/stateObjects.js';
+import type { StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, TakenStateObject } from '../../hub/ports/stateObjects.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
@@ -172,7 +172,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
   }
 
   /** Turns the producer's objects matching the patterns into tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]> {
+  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]> {
     const globs = { name: toGlob(patterns.name), type: toGlob(patterns.type) };
     return this.batcher.run(() => {
       const now = Date.now();
@@ -189,7 +189,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
   }
 
   /** Marks objects whose lifetime ran out as announced (a change in the log) and returns them. */
-  expire(now: number): Promise<ChangedStateObject[]> {
+  expire(now: number): Promise<StateObjectChange[]> {
     return this.batcher.run(() =>
       this.selectExpired.all({ now }).map((r) => {
         this.markExpired.run({ sentinel: r.sentinel_name, package: r.package_name, name: r.name, seq: ++this.seq });
@@ -213,7 +213,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
    * its latest value) and moves its cursors past them in the same transaction. Rejects with ClientGone,
    * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
    */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]> {
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]> {
     return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq));
   }
 

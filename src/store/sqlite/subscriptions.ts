@@ -12,7 +12,7 @@ import type { Db } from '../../db/open.js';
 import type { SubscriptionRow } from '../../db/schema.js';
 import { HubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
-import type { ExpiredSubscription, Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
+import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
 import type { SqliteMessageStore } from './messages.js';
 import type { SqliteStateObjectStore } from './stateObjects.js';
@@ -62,8 +62,8 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
    * The owner's subscription of that kind (touched: active now) with what a poll of it listens for;
    * undefined when it does not exist or is someone else's.
    */
-  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined> {
-    return this.batcher.run((): Interest | undefined => {
+  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined> {
+    return this.batcher.run((): SubscriptionInterest | undefined => {
       const row = this.select.get(id) as SubscriptionRow | undefined;
       if (!row || !this.owns(row, owner, kind)) return undefined;
       this.touch.run(Date.now(), id);
