@@ -1,39 +1,32 @@
-/** The Koa application: middleware order, the interface routers, and the answers for unknown paths. */
+/**
+ * The Koa application: request metrics, the error mapping, CORS, then one router for every path: each
+ * interface under its prefix (refuse HEAD, authenticate, read the body, its own router), the console's
+ * page and the operational endpoints. What no route answers is 404 (405 for a known action's other method).
+ */
 import cors from '@koa/cors';
 import Router from '@koa/router';
-import Koa from 'koa';
-import compose from 'koa-compose';
+import type { RouterMiddleware } from '@koa/router';
+import type Koa from 'koa';
+import KoaApp from 'koa';
 import { randomUUID } from 'node:crypto';
-import { forbidden, HubError, notFound } from '../errors.js';
-import { authenticate } from '../hub/authentication.js';
+import { HubError, notFound } from '../errors.js';
 import type { InterfaceName } from '../hub/caller.js';
-import { authenticateAs } from './authenticate.js';
 import { bodyReader } from './bodyReading.js';
-import { authenticationValues } from './request.js';
+import { consoleAssets } from './consoleAssets.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
-import { errorMapping } from './errorMapping.js';
 import { isPollPath } from './detached.js';
+import { errorMapping } from './errorMapping.js';
 import { managementRouter } from './management.js';
+import type { Readiness } from './ops.js';
+import { opsRouter } from './ops.js';
 import { platformRouter } from './platform.js';
-import { consoleRoutes } from './console.js';
+import { requireCaller } from './requireCaller.js';
 
-export interface Readiness {
-  ready: boolean;
-}
+export type { Readiness } from './ops.js';
 
-const INTERFACES = /^\/rest\/(consumer|platform|constellation|management)\/(.*)$/i;
-
-/** Unknown action (wire.md): 404 with the Message/MessageDetail pair firmware and consoles expect. */
-function unknownPath(path: string): HubError {
-  const match = INTERFACES.exec(path);
-  if (!match) return notFound(`No HTTP resource was found that matches the request URI '${path}'.`);
-  const interfaceName = match[1].toLowerCase() === 'constellation' ? 'platform' : match[1].toLowerCase();
-  return notFound(
-    `No HTTP resource was found that matches the request URI '${path}'.`,
-    `No action was found on the ${interfaceName} interface that matches the name '${match[2]}'.`,
-  );
-}
+/** The route an interface is mounted on: its prefix, then any action (`{*action}` may be empty). */
+const ANY_ACTION = '/{*action}';
 
 /** Metrics for one (route, status): labelled children resolved once, off prom-client's hashing path. */
 interface RouteCounter {
@@ -41,23 +34,31 @@ interface RouteCounter {
   time(seconds: number): void;
 }
 
+/** A route's metric labels: `/rest/<interface>/<action>`, an interface's mount (unmatched), or another path. */
+function routeLabels(route: string | undefined): { iface: string; action: string } {
+  if (route === undefined) return { iface: 'other', action: 'unmatched' };
+  const segments = route.split('/');
+  if (segments[1] !== 'rest' || segments.length < 4) return { iface: 'other', action: route.toLowerCase() };
+  const iface = segments[2].toLowerCase() === 'constellation' ? 'platform' : segments[2].toLowerCase();
+  return { iface, action: route.endsWith(ANY_ACTION) ? 'unmatched' : segments.slice(3).join('/').toLowerCase() };
+}
+
+const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+
 export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
-  const app = new Koa<HubState>();
+  const app = new KoaApp<HubState>();
   // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
   app.proxy = services.options.trustProxy;
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
-  const counters = new Map<string, Map<number, RouteCounter>>();
-  const counterFor = (path: string, route: string | undefined, status: number): RouteCounter => {
-    const routeKey = route ?? (INTERFACES.exec(path)?.[1].toLowerCase() || 'other');
-    let byStatus = counters.get(routeKey);
-    if (!byStatus) counters.set(routeKey, (byStatus = new Map()));
+  const counters = new Map<string | undefined, Map<number, RouteCounter>>();
+  const counterFor = (route: string | undefined, status: number): RouteCounter => {
+    let byStatus = counters.get(route);
+    if (!byStatus) counters.set(route, (byStatus = new Map()));
     let counter = byStatus.get(status);
     if (!counter) {
-      const match = INTERFACES.exec(route ?? path);
-      const iface = match ? match[1].toLowerCase().replace('constellation', 'platform') : 'other';
-      const action = route ? (match ? match[2] : route).toLowerCase() : 'unmatched';
+      const { iface, action } = routeLabels(route);
       const requests = metrics.requests.labels({ interface: iface, action, status: String(status) });
       const duration = metrics.requestDuration.labels({ interface: iface, action });
       counter = { count: () => requests.inc(), time: (seconds) => duration.observe(seconds) };
@@ -65,13 +66,6 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     }
     return counter;
   };
-
-  // The documentation's PowerShell example calls `http://host:8088//rest/consumer/...`: repeated
-  // slashes are collapsed before anything looks at the path (the query string is kept as it is).
-  app.use((ctx, next) => {
-    if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
-    return next();
-  });
 
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
   const idPrefix = randomUUID().slice(0, 8);
@@ -92,7 +86,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
       const { requestId, detached } = ctx.state;
       // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
       const record = (status: number) => {
-        const counter = counterFor(path, typeof route === 'string' ? route : undefined, status);
+        const counter = counterFor(typeof route === 'string' ? route : undefined, status);
         counter.count();
         counter.time((performance.now() - started) / 1000);
         if (debug && !failed) {
@@ -138,64 +132,44 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     );
   });
 
-  // Whatever no router answered: an unknown action or resource. (Routers' allowedMethods answer 405 first.)
-  const unknownAsNotFound: Koa.Middleware<HubState> = async (ctx, next) => {
-    await next();
-    if (ctx.status === 404 && ctx.body == null) throw unknownPath(ctx.path);
-  };
-
-  const ops = new Router<HubState>();
-  ops.get('/health', (ctx) => {
-    ctx.body = { Status: 'ok' };
-  });
-  ops.get('/ready', (ctx) => {
-    ctx.status = readiness.ready ? 200 : 503;
-    ctx.body = { Status: readiness.ready ? 'ready' : 'not ready' };
-  });
-  ops.get('/metrics', async (ctx) => {
-    if (!services.options.metricsOpen && !authenticate(services.configuration, 'management', authenticationValues(ctx))) {
-      throw forbidden();
-    }
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
-
   const readBody = bodyReader(services);
-
-  const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
-  // The router would answer HEAD with the GET handler and drop the body: a HEAD GetMessages or
-  // GetStateObjects would consume the caller's queued updates and a HEAD PushStateObject would write.
-  // The interfaces' GET actions are not safe, so HEAD is refused before anything runs (Constellation's
-  // Web API does not map HEAD to GET either).
-  const refuseHead: Koa.Middleware<HubState> = (ctx, next) => {
-    if (ctx.method !== 'HEAD') return next();
-    ctx.set('Allow', 'GET, POST');
-    throw methodNotAllowed();
+  const routes = new Router<HubState>();
+  /**
+   * An interface: HEAD is refused before anything runs (the router would answer it with the GET
+   * handler, and a HEAD GetMessages would consume, a HEAD PushStateObject write; Constellation's Web API
+   * does not map HEAD to GET either); the caller is authenticated before its body is read, so a caller
+   * without a valid key never gets to send one; what its router does not answer is 405 or 404.
+   */
+  const mount = (prefix: string, interfaceName: InterfaceName, router: Router<HubState>) => {
+    const admit = requireCaller(interfaceName, services);
+    const guard: Koa.Middleware<HubState> = (ctx, next) => {
+      if (ctx.method !== 'HEAD') return admit(ctx, next);
+      ctx.set('Allow', 'GET, POST');
+      throw methodNotAllowed();
+    };
+    const unrouted: Koa.Middleware<HubState> = (ctx) => {
+      const onPath = router.match(ctx.path, ctx.method).path;
+      if (!router.methods.includes(ctx.method) || onPath.some((layer) => layer.methods.length > 0)) throw methodNotAllowed();
+      throw notFound(
+        `No HTTP resource was found that matches the request URI '${ctx.path}'.`,
+        `No action was found on the ${interfaceName} interface that matches the name '${ctx.path.slice(prefix.length + 1)}'.`,
+      );
+    };
+    // The router's middleware types carry its own context additions; Koa hands them a plain context.
+    routes.all(`${prefix}${ANY_ACTION}`, ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]));
   };
-  // The router's middleware types carry its own context additions; Koa hands them a plain context.
-  // Authentication comes before the body is read: a caller without a valid key never gets to send one.
-  const mounted = (interfaceName: InterfaceName, router: Router<HubState>): Koa.Middleware<HubState> =>
-    compose([
-      refuseHead,
-      unknownAsNotFound,
-      authenticateAs(interfaceName, services),
-      readBody,
-      router.routes(),
-      router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }),
-    ] as unknown as Koa.Middleware<HubState>[]);
-  // Each request meets only the router of its interface; everything else, the operational routes.
-  const byInterface = new Map([
-    ['consumer', mounted('consumer', consumerRouter(services))],
-    ['platform', mounted('platform', platformRouter('/rest/platform', services))],
-    ['constellation', mounted('platform', platformRouter('/rest/constellation', services))],
-    ['management', mounted('management', managementRouter(services))],
-  ]);
-  app.use(consoleRoutes(services));
-  const operational = compose([unknownAsNotFound, ops.routes()] as unknown as Koa.Middleware<HubState>[]);
-  app.use((ctx, next) => {
-    const match = INTERFACES.exec(ctx.path);
-    const router = match ? byInterface.get(match[1].toLowerCase()) : undefined;
-    return (router ?? operational)(ctx, next);
+  mount('/rest/consumer', 'consumer', consumerRouter(services));
+  mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));
+  mount('/rest/constellation', 'platform', platformRouter('/rest/constellation', services));
+  mount('/rest/management', 'management', managementRouter(services));
+  // The console's page: / redirects to it, /console/… serves its files.
+  routes.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
+  routes.use(opsRouter(services, readiness).routes());
+  app.use(routes.routes() as unknown as Koa.Middleware<HubState>);
+
+  // Whatever no route answered: an unknown resource.
+  app.use((ctx) => {
+    throw notFound(`No HTTP resource was found that matches the request URI '${ctx.path}'.`);
   });
   return app;
 }

@@ -2,7 +2,7 @@
  * Serves the built console (console/ → dist/console) at /console, and redirects / there.
  * Under a listen prefix (`http://+:8088/constellation/`) the app sees paths with the prefix removed; the
  * page refers to its assets and to the hub relatively, so only the redirect from / needs the prefix,
- * which it takes from the request target as it arrived (rememberRequestTarget).
+ * which it takes from the request target as it arrived (rootTargetKeeper).
  * The build is a fixed set of files: read once into memory and looked up by exact name, so no request
  * path ever reaches the filesystem. Hashed assets are immutable; index.html is never cached, so a new
  * build is picked up on the next load. Compressed copies (brotli, gzip) are made once, on first request.
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { HubError } from '../errors.js';
+import { collapseSlashes } from './paths.js';
 
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
@@ -87,21 +88,20 @@ const requestTargets = new WeakMap<http.IncomingMessage, string>();
 /** A target's path without query, repeated or trailing slashes, in lower case: `//A//?x` → `/a`. */
 function rootOf(target: string): string {
   const query = target.indexOf('?');
-  return (query < 0 ? target : target.slice(0, query)).replace(/\/{2,}/g, '/').replace(/\/$/, '').toLowerCase();
+  return collapseSlashes(query < 0 ? target : target.slice(0, query)).replace(/\/$/, '').toLowerCase();
 }
 
 /**
- * Wraps the listener that strips the listen prefix, so the redirect from / can put the prefix back.
- * Only a request for / is redirected, so only a target naming a prefix itself (`<prefix>` or
- * `<prefix>/`, any query) is kept, decided on its path alone (a prefix or a query may hold `/rest/`):
+ * Called with each request before its listen prefix is stripped, so the redirect from / can put the
+ * prefix back. Only a request for / is redirected, so only a target naming a prefix itself (`<prefix>`
+ * or `<prefix>/`, any query) is kept, decided on its path alone (a prefix or a query may hold `/rest/`):
  * the interfaces' requests (thousands of waiting polls) are not.
  */
-export function rememberRequestTarget(prefixes: string[], listener: http.RequestListener): http.RequestListener {
+export function rootTargetKeeper(prefixes: string[]): (req: http.IncomingMessage) => void {
   const roots = new Set(prefixes.map((p) => p.toLowerCase()));
-  return (req, res) => {
+  return (req) => {
     const url = req.url ?? '/';
     if (roots.has(rootOf(url))) requestTargets.set(req, url);
-    listener(req, res);
   };
 }
 
@@ -111,7 +111,7 @@ const PLAIN_PREFIX = /^(\/[\w.~%!$&'()*+,;=:@-]+)*$/;
 /** The prefix a request for / came under (`/constellation`), '' at none: its target, less query and slashes. */
 function prefixOf(ctx: Context): string {
   const target = requestTargets.get(ctx.req) ?? '/';
-  const prefix = target.split('?')[0].replace(/\/{2,}/g, '/').replace(/\/$/, '');
+  const prefix = collapseSlashes(target.split('?')[0]).replace(/\/$/, '');
   return PLAIN_PREFIX.test(prefix) ? prefix : '';
 }
 

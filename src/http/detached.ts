@@ -9,7 +9,7 @@
  * the hub's JSON error (errorAnswer). The metrics middleware counts the request when it is answered.
  */
 import type { Context } from 'koa';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { HubState } from './context.js';
 import { errorAnswer } from './errorMapping.js';
@@ -76,17 +76,13 @@ const NOT_WATCHED = Object.assign(() => undefined, { queue: { push: () => 0 } })
 
 /**
  * Koa asks on-finished to watch every response (Application.handleRequest), which costs a poll about
- * 1.5 KB while it waits: listeners on the response and on the socket (ee-first's `onevent`, `thunk`,
- * `cleanup`, on-finished's `onFinish`/`onSocket`, an AsyncResource) and their contexts, which stay
+ * 1.5 KB while it waits: listeners on the response and on the socket and their contexts, which stay
  * until the response ends even once forgetKoa emptied the queue. A poll route's response is marked as
- * watched before Koa sees it, so none of that is created. Should on-finished stop looking at
- * `__onFinished`, this does nothing (forgetKoa still drops Koa's context) and only the memory returns.
+ * watched before Koa sees it (call this with the request target), so none of that is created. Should
+ * on-finished stop looking at `__onFinished`, this does nothing and only the memory returns.
  */
-export function detachablePolls(listener: RequestListener): RequestListener {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (isPollPath(req.url ?? '')) (res as unknown as { __onFinished?: unknown }).__onFinished = NOT_WATCHED;
-    listener(req, res);
-  };
+export function markDetachable(target: string, res: ServerResponse): void {
+  if (isPollPath(target)) (res as unknown as { __onFinished?: unknown }).__onFinished = NOT_WATCHED;
 }
 
 /** Answers the request with `result`'s value (200, JSON) or error once it settles, outside Koa's chain. */

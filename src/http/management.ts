@@ -1,4 +1,7 @@
-/** The management interface: configuration, credentials, sentinels, package instances, license, logs. */
+/**
+ * The management interface: configuration, credentials, sentinels, package instances, license, logs,
+ * plus the repository (repositoryRoutes.ts) and the console's endpoints (consoleEndpoints.ts).
+ */
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, notFound } from '../errors.js';
@@ -20,11 +23,14 @@ import {
 } from './managementBodies.js';
 import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from './request.js';
 import { registerRepositoryRoutes } from './repositoryRoutes.js';
+import { registerConsoleEndpoints } from './consoleEndpoints.js';
+
+const PREFIX = '/rest/management';
 
 /** Who made a configuration change and with which request, for the configuration's history. */
 const origin = (ctx: Context & { state: HubState }): ChangeOrigin => ({
   by: ctx.state.caller?.credential.name ?? '(unknown)',
-  reason: `${ctx.method} ${ctx.path.replace(/^.*\/rest\/management\//, '')}`,
+  reason: `${ctx.method} ${ctx.path.slice(PREFIX.length + 1)}`,
 });
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
@@ -39,7 +45,7 @@ function sinceParam(ctx: Context): number | undefined {
 }
 
 export function managementRouter(services: HubServices): Router<HubState> {
-  const router = new Router<HubState>({ prefix: '/rest/management' });
+  const router = new Router<HubState>({ prefix: PREFIX });
   const { descriptors, packageLogs } = services;
   const { configurationFile, sentinels, instances, credentials, license } = services.management;
 
@@ -185,5 +191,6 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
 
   registerRepositoryRoutes(router, services);
+  registerConsoleEndpoints(router, services);
   return router;
 }

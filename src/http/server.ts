@@ -12,9 +12,10 @@ import type { HubError } from '../errors.js';
 import { hubError, notFound } from '../errors.js';
 import type { ListenAddress } from '../listen.js';
 import type { HubOptions } from '../settings.js';
-import { rememberRequestTarget } from './consoleAssets.js';
-import { detachablePolls } from './detached.js';
+import { rootTargetKeeper } from './consoleAssets.js';
+import { markDetachable } from './detached.js';
 import { errorAnswer } from './errorMapping.js';
+import { collapseSlashes } from './paths.js';
 
 /** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -47,31 +48,41 @@ function rawAnswer(error: HubError, logger: Logger): { status: number; text: str
 }
 
 /**
- * Serves the hub under each of `prefixes` ('' = at the root): `/constellation/rest/…` reaches the app as
- * `/rest/…`. Prefixes match whatever the case and however many slashes separate the segments, as the
- * HttpListener prefixes of Constellation did. Anything outside every prefix is 404.
+ * The request target as the app sees it, before Koa does: repeated slashes collapsed in its path (the
+ * documentation's PowerShell example calls `http://host:8088//rest/consumer/...`), and the hub served
+ * under each of `prefixes` ('' = at the root): `/constellation/rest/…` reaches the app as `/rest/…`.
+ * Prefixes match whatever the case and however many slashes separate the segments, as the HttpListener
+ * prefixes of Constellation did; anything outside every prefix is 404. A request for a prefix itself is
+ * remembered for the console's redirect, and a long-poll's response is marked detachable.
  */
-function underPrefixes(prefixes: string[], handler: http.RequestListener, logger: Logger): http.RequestListener {
-  if (prefixes.includes('')) return handler;
-  const lowered = prefixes.map((p) => p.toLowerCase());
+function requestTargets(prefixes: string[], app: http.RequestListener, logger: Logger): http.RequestListener {
+  const keepRootTarget = rootTargetKeeper(prefixes);
+  const lowered = prefixes.includes('') ? undefined : prefixes.map((p) => p.toLowerCase());
   const outside = rawAnswer(
     notFound('No interface is served at this address.', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`),
     logger,
   );
   return (req, res) => {
+    keepRootTarget(req);
     const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    const pathname = (query < 0 ? url : url.slice(0, query)).replace(/\/{2,}/g, '/');
-    const lower = pathname.toLowerCase();
-    const prefix = lowered.find((p) => lower === p || lower.startsWith(`${p}/`));
-    if (prefix === undefined) {
-      res.writeHead(outside.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(outside.text) });
-      res.end(outside.text);
-      return;
+    if (lowered !== undefined || url.includes('//')) {
+      const query = url.indexOf('?');
+      let pathname = collapseSlashes(query < 0 ? url : url.slice(0, query));
+      if (lowered !== undefined) {
+        const lower = pathname.toLowerCase();
+        const prefix = lowered.find((p) => lower === p || lower.startsWith(`${p}/`));
+        if (prefix === undefined) {
+          res.writeHead(outside.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(outside.text) });
+          res.end(outside.text);
+          return;
+        }
+        const rest = pathname.slice(prefix.length);
+        pathname = rest.startsWith('/') ? rest : `/${rest}`;
+      }
+      req.url = `${pathname}${query < 0 ? '' : url.slice(query)}`;
     }
-    const rest = pathname.slice(prefix.length);
-    req.url = `${rest.startsWith('/') ? rest : `/${rest}`}${query < 0 ? '' : url.slice(query)}`;
-    handler(req, res);
+    markDetachable(req.url as string, res);
+    app(req, res);
   };
 }
 
@@ -143,7 +154,7 @@ export async function serveHttp(app: http.RequestListener, addresses: ListenAddr
   try {
     for (const group of groups.values()) {
       const prefixes = group.map((a) => a.prefix);
-      const handler = rememberRequestTarget(prefixes, underPrefixes(prefixes, detachablePolls(app), logger));
+      const handler = requestTargets(prefixes, app, logger);
       const server =
         group[0].protocol === 'https' && tls ? https.createServer({ ...tls, ...serverOptions(options) }, handler) : http.createServer(serverOptions(options), handler);
       servers.push(server);

@@ -1,4 +1,7 @@
-/** Interface middleware (app.ts mounts it before routing and body reading): only authenticated callers reach an interface's actions. */
+/**
+ * Admits only authenticated callers to an interface (app.ts mounts it before routing and body reading),
+ * slowing and then blocking an address that keeps failing.
+ */
 import type { Context, Middleware } from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { forbidden, tooManyRequests } from '../errors.js';
@@ -13,7 +16,7 @@ const MAX_CALLER_NAME_LENGTH = 256;
 /** Names go into the log as given, but bounded: a failed request must not be able to write a huge line. */
 const loggable = (value: string | undefined) => (value === undefined ? undefined : value.length > 128 ? `${value.slice(0, 128)}…` : value);
 
-export function authenticateAs(interfaceName: InterfaceName, services: HubServices): Middleware {
+export function requireCaller(interfaceName: InterfaceName, services: HubServices): Middleware {
   const { logger, authFailures, metrics } = services;
   const refuse = async (ctx: Context): Promise<never> => {
     const { sentinelName, packageName } = authenticationValues(ctx);

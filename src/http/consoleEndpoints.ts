@@ -1,26 +1,17 @@
 /**
- * Everything the web console needs from the server, mounted by one line in app.ts before the interface
- * routers: the built page (consoleAssets.ts), `/openapi.json`, and the management endpoints that give
- * the console in one call what the interfaces do not (documented in docs/api.md).
+ * The management endpoints that give the web console in one call what the interfaces do not
+ * (documented in docs/api.md); registered on the management router.
  */
-import Router from '@koa/router';
-import type { Middleware } from 'koa';
-import compose from 'koa-compose';
+import type Router from '@koa/router';
 import { serializeConfiguration } from '../config/xmlFile.js';
-import { authenticateAs } from './authenticate.js';
-import { consoleAssets } from './consoleAssets.js';
 import type { HubServices, HubState } from './context.js';
-import { openApiDocument } from './openapi.js';
-
-const CONSOLE_ENDPOINTS = /^\/rest\/management\/(overview|descriptors|server\/status|configuration\/applied)\/?$/i;
 
 interface MetricValue {
   value: number;
   labels: Record<string, string | number>;
 }
 
-function consoleApi(services: HubServices): Router<HubState> {
-  const router = new Router<HubState>({ prefix: '/rest/management' });
+export function registerConsoleEndpoints(router: Router<HubState>, services: HubServices): void {
   const { overview, metrics, management } = services;
 
   router.get('/overview', async (ctx) => {
@@ -56,22 +47,4 @@ function consoleApi(services: HubServices): Router<HubState> {
       License: await management.license.record(),
     };
   });
-  return router;
-}
-
-export function consoleRoutes(services: HubServices): Middleware<HubState> {
-  const assets = consoleAssets();
-  let openApi: string | undefined;
-  const api = consoleApi(services);
-  const authenticated = compose([authenticateAs('management', services), api.routes()] as unknown as Middleware<HubState>[]);
-  return (ctx, next) => {
-    if (ctx.path === '/openapi.json' && ctx.method === 'GET') {
-      openApi ??= JSON.stringify(openApiDocument(services.version), null, 1);
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = openApi;
-      return;
-    }
-    if (ctx.method === 'GET' && CONSOLE_ENDPOINTS.test(ctx.path)) return authenticated(ctx, next);
-    return assets(ctx, next);
-  };
 }
