@@ -39,6 +39,7 @@ import { PollGate } from './hub/pollGate.js';
 import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
+import type { HubStore } from './hub/ports/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 
 export const HUB_VERSION = '0.3.0';
@@ -102,40 +103,24 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   }
 }
 
-async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
-  const { file, text: configText, generatedAdminKey } = await loadConfiguration(options);
-  const { config } = file;
+/** The addresses this hub serves; throws ConfigurationError for a listen URI it cannot serve. */
+function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] {
   let addresses: ListenAddress[];
   try {
-    addresses = listenAddresses(config.listenUris, { host: options.host, port: options.port });
+    addresses = listenAddresses(listenUris, { host: options.host, port: options.port });
   } catch (error) {
     throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
   }
   addresses.forEach((address) => checkServable(options, address));
-  if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  const notifier = new Notifier();
-  // The counts are read at scrape time only, long after `store` below exists.
-  const metrics = new HubMetrics({
-    waitingPolls: () => notifier.waitingCount,
-    counts: () => store.counts(),
-  });
-  const store = await openSqliteHubStore({
-    file: path.join(options.dataDir, 'hub.db'),
-    sync: options.sync,
-    lockWaitMs: options.lockWaitMs,
-    messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-    maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-    vacuumIntervalMs: options.vacuumIntervalMs,
-    logger,
-    committed: (commitMs, pieces) => {
-      metrics.commitDuration.observe(commitMs / 1000);
-      if (pieces !== undefined) metrics.batchSize.observe(pieces);
-    },
-  });
-  const readiness = { ready: false };
+  return addresses;
+}
 
-  const configuration = new Configuration(store.configuration, options.configPath, config, configText);
+type Loaded = Awaited<ReturnType<typeof loadConfiguration>>;
+
+/** The domain services over `store`, and the timers they need (not started yet). */
+async function createServices(options: HubOptions, logger: Logger, loaded: Loaded, store: HubStore, notifier: Notifier, metrics: HubMetrics) {
+  const { file, text: configText, generatedAdminKey } = loaded;
+  const configuration = new Configuration(store.configuration, options.configPath, file.config, configText);
   await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
 
   const gate = new PollGate(options.maxPollsPerCredential);
@@ -191,10 +176,40 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     overview: new Overview(store.activity, descriptors, configuration),
   };
   const sweeper = new Sweeper(store.subscriptions, store.stateObjects, store.messages, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
+  return { services, expiry, sweeper };
+}
+
+async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
+  const loaded = await loadConfiguration(options);
+  const { file, generatedAdminKey } = loaded;
+  const addresses = listenPlan(options, file.config.listenUris);
+  if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const notifier = new Notifier();
+  // The counts are read at scrape time only, long after `store` below exists.
+  const metrics = new HubMetrics({
+    waitingPolls: () => notifier.waitingCount,
+    counts: () => store.counts(),
+  });
+  const store = await openSqliteHubStore({
+    file: path.join(options.dataDir, 'hub.db'),
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+    maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+    vacuumIntervalMs: options.vacuumIntervalMs,
+    logger,
+    committed: (commitMs, pieces) => {
+      metrics.commitDuration.observe(commitMs / 1000);
+      if (pieces !== undefined) metrics.batchSize.observe(pieces);
+    },
+  });
+  const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();
 
+  const readiness = { ready: false };
   let servers: HttpServers;
   try {
     servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);

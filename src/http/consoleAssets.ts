@@ -1,11 +1,7 @@
 /**
- * Serves the built console (console/ → dist/console) at /console, and redirects / there.
- * Under a listen prefix (`http://+:8088/constellation/`) the app sees paths with the prefix removed; the
- * page refers to its assets and to the hub relatively, so only the redirect from / needs the prefix,
- * which it takes from the request target as it arrived (rootTargetKeeper).
- * The build is a fixed set of files: read once into memory and looked up by exact name, so no request
- * path ever reaches the filesystem. Hashed assets are immutable; index.html is never cached, so a new
- * build is picked up on the next load. Compressed copies (brotli, gzip) are made once, on first request.
+ * Serves the built console (dist/console) at /console/ and redirects / there, under the listen prefix
+ * the request came with. The build is read once into memory and looked up by exact name, so no request
+ * path reaches the filesystem; hashed assets are immutable, index.html is never cached.
  */
 import type { Context, Middleware } from 'koa';
 import fs from 'node:fs';

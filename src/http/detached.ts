@@ -1,12 +1,8 @@
 /**
- * Long-polls answered outside Koa. A poll may wait two minutes; while it waits, Koa's middleware chain,
- * the handler and their promises would stay suspended (about two thirds of a waiting poll's memory,
- * docs/benchmarks.md). So a poll handler parses its parameters in the chain (bad input is answered
- * there), then hands the poll's promise to `answerLater`: Koa stops responding for this request, the
- * chain returns at once, and only the poll's own waiting state plus one small closure stays alive.
- * When the poll settles it is answered here with what Koa would have sent: Vary (left to the answer by
- * app.ts) and the headers already set by the chain (CORS, Connection), then 200 with the JSON body, or
- * the hub's JSON error (errorAnswer). The metrics middleware counts the request when it is answered.
+ * Long-polls answered outside Koa: a poll handler parses its parameters in the chain, then hands the
+ * poll's promise to `answerLater`, and the chain returns at once, so a waiting poll holds only its own
+ * state. When the poll settles it is answered here with what Koa would have sent (the chain's headers,
+ * Vary, then 200 with the JSON body or the hub's JSON error); the metrics count it then.
  */
 import type { Context } from 'koa';
 import type { IncomingMessage, ServerResponse } from 'node:http';
