@@ -17,6 +17,9 @@ import { markDetachable } from './detached.js';
 import { errorAnswer } from './errorMapping.js';
 import { collapseSlashes } from './paths.js';
 
+/** What Koa's `app.callback()` gives: it answers every error itself, so its promise never rejects. */
+type KoaCallback = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+
 /** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
@@ -55,7 +58,7 @@ function rawAnswer(error: HubError, logger: Logger): { status: number; text: str
  * prefixes of Constellation did; anything outside every prefix is 404. A request for a prefix itself is
  * remembered for the console's redirect, and a long-poll's response is marked detachable.
  */
-function requestTargets(prefixes: string[], app: http.RequestListener, logger: Logger): http.RequestListener {
+function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): http.RequestListener {
   const keepRootTarget = rootTargetKeeper(prefixes);
   const lowered = prefixes.includes('') ? undefined : prefixes.map((p) => p.toLowerCase());
   const outside = rawAnswer(
@@ -82,7 +85,7 @@ function requestTargets(prefixes: string[], app: http.RequestListener, logger: L
       req.url = `${pathname}${query < 0 ? '' : url.slice(query)}`;
     }
     markDetachable(req.url as string, res);
-    app(req, res);
+    void app(req, res);
   };
 }
 
@@ -140,7 +143,7 @@ const shownUrl = (address: ListenAddress, port: number) => {
  * on one host and port share one server and differ by their path prefix. On a failure the servers
  * already listening are closed and the error is thrown.
  */
-export async function serveHttp(app: http.RequestListener, addresses: ListenAddress[], options: HubOptions, logger: Logger): Promise<HttpServers> {
+export async function serveHttp(app: KoaCallback, addresses: ListenAddress[], options: HubOptions, logger: Logger): Promise<HttpServers> {
   const tls = addresses.some((a) => a.protocol === 'https')
     ? { cert: fs.readFileSync(options.tlsCertPath as string), key: fs.readFileSync(options.tlsKeyPath as string) }
     : undefined;
