@@ -23,8 +23,6 @@ import { opsRouter } from './ops.js';
 import { platformRouter } from './platform.js';
 import { requireCaller } from './requireCaller.js';
 
-export type { Readiness } from './ops.js';
-
 /** The route an interface is mounted on: its prefix, then any action (`{*action}` may be empty). */
 const ANY_ACTION = '/{*action}';
 
