@@ -1,10 +1,7 @@
 /**
- * Wake-after-commit: one waiter per subscription (or log follower), woken by the commit of a write that
- * concerns it. Which waiters a write concerns is decided here, in memory, from what each waiting poll
- * listens for: StateObject filters by exact name (a map) plus a list of wildcard filters, messages by
- * address (ConnectionId, friendly name, package, sentinel, group) plus the list of everyone for All and
- * Others. Subscriptions nobody is polling are not here and cost nothing at write time. Knows nothing
- * of HTTP or SQL; a PostgreSQL deployment could feed the same calls from LISTEN/NOTIFY.
+ * Wake-after-commit in memory: one waiter per waiting poll, indexed by what it listens for (StateObject
+ * names plus a list of wildcard filters; message addresses plus everyone for All and Others). Only
+ * waiting polls are here: a subscription nobody polls costs nothing at write time.
  */
 import type { ClientSignal } from './clientSignal.js';
 import type { MessageAddresses, MessageTargets, SentMessage } from './messageAddresses.js';

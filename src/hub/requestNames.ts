@@ -9,13 +9,13 @@ import { z } from 'zod';
 import { textProblem } from '../config/names.js';
 import { badRequest } from '../errors.js';
 
-export const MAX_REQUEST_NAME_LENGTH = 1024;
+const MAX_REQUEST_NAME_LENGTH = 1024;
 /**
  * A filter may be as long as a name: a StateObject pushed with a 1,024-character name must be
  * requestable, subscribable and purgeable by that exact name (a 256 limit left such an object reachable
  * only through a wildcard). What bounds a filter's cost is the text after its first `*`, below.
  */
-export const MAX_FILTER_LENGTH = MAX_REQUEST_NAME_LENGTH;
+const MAX_FILTER_LENGTH = MAX_REQUEST_NAME_LENGTH;
 /** StateObject types (`System.Double`, a package's own type names) and their `type` filters. */
 export const MAX_TYPE_LENGTH = 256;
 /**

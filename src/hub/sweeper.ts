@@ -1,9 +1,7 @@
 /**
- * Periodic housekeeping: idle subscriptions expire (time counts only while the hub runs: a heartbeat
- * records the last moment it was alive, and start-up moves every idle clock past the downtime), the
- * message log drops what every subscription has read and what is past its age, tombstones go once
- * every cursor has passed them (or past the same age), and package logs are trimmed to their retention.
- * Another process holding the write lock is expected now and then: the sweep is skipped with a warning.
+ * Periodic housekeeping: idle subscriptions expire (idle time counts only while the hub runs), and each
+ * log drops what every cursor has passed or what is past its retention. A sweep that meets another
+ * process's write lock is skipped with a warning.
  */
 import type { Logger } from 'pino';
 import { isDatabaseBusy } from '../errors.js';

@@ -1,10 +1,7 @@
 /**
- * Wake-after-commit as the hub modules see it: the notifier behind two small interfaces. A module that
- * writes announces what its commit changed (ChangeAnnouncer); a module that long-polls registers what
- * its waiting poll listens for and waits (PollRegistry, PollWaiter). Which waiting polls a change
- * concerns is the implementation's business: today hub/notifier.ts decides it in memory, and createHub
- * is the only module that names that class. A hub of several processes over one PostgreSQL would
- * announce through NOTIFY and feed each process's notifier from LISTEN, with no hub module changing.
+ * Wake-after-commit as the hub modules see it: a writer announces what its commit changed
+ * (ChangeAnnouncer); a long-poll registers what it listens for and waits (PollRegistry, PollWaiter).
+ * Which polls a change concerns is the implementation's business (hub/notifier.ts, named only by createHub).
  */
 import type { ClientSignal } from './clientSignal.js';
 import type { SentMessage } from './messageAddresses.js';

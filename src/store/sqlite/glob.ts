@@ -1,18 +1,9 @@
 /**
- * The SQLite store evaluates the hub's `*` filters (hub/ports/stateObjects.ts, StateObjectPatterns) with SQLite's GLOB:
- * toGlob escapes GLOB's other metacharacters (`?` and `[` become `[?]` and `[[]`), fromGlob undoes it
- * exactly. Stored filters (`state_object_filters.*_glob`) are kept as GLOB text; the store converts at
- * its boundary, both ways, so nothing GLOB-shaped leaves src/store.
- *
- * Simple filters (an exact name, `Prefix*`, `*`) are SQLite's own GLOB, which keeps its index for a
- * literal prefix and never backtracks on them. Any other shape (`*Temp`, `a*b`, several stars) SQLite's
- * GLOB evaluates by trying the text after a `*` at every position of a name (~40-80 ms for
- * `a{200}*a{31}b` over 2,000 names of 1 KB): for those, narrowGlob() gives the store the literal prefix
- * as GLOB (still the index), cheap necessary conditions SQLite checks without backtracking (the last
- * piece as the name's end, the longest middle piece somewhere in it), and the linear `*` matcher of
- * src/wildcard.ts for the exact answer over what is left. (Installing that matcher as SQLite's glob()
- * function instead cost ~4 µs a row and lost the prefix index: 300 first polls of `Temp*` took 376 ms
- * instead of 51 ms.)
+ * The hub's `*` patterns (StateObjectPatterns) as SQLite GLOBs: toGlob escapes GLOB's other
+ * metacharacters (`?`, `[`), fromGlob undoes it exactly; stored filters are GLOB text and leave the store
+ * as patterns again. A shape GLOB would backtrack on (a `*` before more text) is narrowed (narrowGlob):
+ * its literal prefix as GLOB (the index), cheap necessary conditions, and src/wildcard.ts's linear
+ * matcher for the exact answer.
  */
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import { matchesPieces, piecesOf } from '../../wildcard.js';

@@ -1,10 +1,7 @@
 /**
- * Messages as one ordered log: a send is one row (its scope and args say whom it reaches), and each
- * message subscription reads the log above its cursor for what is addressed to it. A write costs the
- * same however many subscriptions listen. The log keeps at most `retention.count` messages and none
- * older than `retention.ms`; a subscription whose cursor falls behind that is told how many log
- * entries it missed. Operations run in group-commit transactions (db/batch.ts); the count for the
- * metrics through Kysely.
+ * The message log on SQLite (the MessageStore): a send is one row; a subscription reads above its cursor
+ * what is addressed to it. At most `retention.count` messages, none older than `retention.ms`; a cursor
+ * that fell behind is told how many it missed. Group-commit transactions (db/batch.ts).
  */
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../../db/batch.js';

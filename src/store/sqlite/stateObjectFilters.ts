@@ -1,7 +1,6 @@
 /**
- * A StateObject subscription's filters, each with its cursor in the log, and a poll's read through
- * them (the hot path of SqliteStateObjectStore, stateObjects.ts, which owns the sequence). Methods named
- * `…Now` run inside the caller's group-commit transaction.
+ * A StateObject subscription's filters, each with its cursor in the log, and a poll's read through them
+ * (for SqliteStateObjectStore, which owns the sequence). `…Now` methods run inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';
 import type { Db } from '../../db/open.js';

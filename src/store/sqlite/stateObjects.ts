@@ -1,8 +1,7 @@
 /**
- * StateObjects as one log (the SQLite StateObjectStore): every change (push, purge, expiry) gives the
- * object the next number of one sequence, a purge leaves a tombstone, and a subscription reads through a
- * cursor per filter (stateObjectFilters.ts). The log's operations run in group-commit transactions
- * (db/batch.ts); the reads outside it (RequestStateObjects, expiry times, counts, the sweep) through Kysely.
+ * The StateObject log on SQLite (the StateObjectStore): every change takes the next number of one
+ * sequence, a purge leaves a tombstone; polls read through their filters' cursors (stateObjectFilters.ts).
+ * Writes and polls run in group-commit transactions (db/batch.ts), the other reads through Kysely.
  */
 import type Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
