@@ -34,7 +34,11 @@ function committedKeys(file: string): string[] {
 describe('group commit', () => {
   it('commits pieces submitted in one turn together and settles them after the commit', async () => {
     const events: string[] = [];
-    const { batcher, insert, rows, file } = setup({ committed: (_ms, pieces) => events.push(`commit of ${pieces}`) });
+    // No time budget: a preempted process must not split the three pieces.
+    const { batcher, insert, rows, file } = setup({
+      committed: (_ms, pieces) => events.push(`commit of ${pieces}`),
+      budgetMs: Infinity,
+    });
     const results = await Promise.all(
       ['a', 'b', 'c'].map((k) =>
         batcher
@@ -181,7 +185,8 @@ describe('group commit', () => {
   });
 
   it("runs what a batch's settlement submits (a woken poll's read) in a transaction of its own after the commit, before the next turn", async () => {
-    const { batcher, insert, rows } = setup();
+    // No time budget: a preempted process must not use it up and close the window.
+    const { batcher, insert, rows } = setup({ budgetMs: Infinity });
     const file = opened!.sqlite.name;
     const order: string[] = [];
     const read = await batcher.run(() => insert.run('a')).then(async () => {
@@ -224,7 +229,8 @@ describe('group commit', () => {
   });
 
   it('leaves what the settlement of a large batch submits to a later turn (many requests already shared this one)', async () => {
-    const { batcher, insert } = setup();
+    // No time budget: a preempted process must not split the 40 pieces into a large and a small batch.
+    const { batcher, insert } = setup({ budgetMs: Infinity });
     const order: string[] = [];
     const pieces = Array.from({ length: 40 }, (_, i) => batcher.run(() => insert.run(`k${i}`)));
     await Promise.all(pieces).then(async () => {
