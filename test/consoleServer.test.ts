@@ -118,7 +118,7 @@ describe('console endpoints', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths['/rest/platform/PushStateObject'])).toEqual(['get', 'post']);
     expect(document.paths['/rest/management/overview'].get).toBeDefined();
-    // The credential schema's rule (AccessKey ≥ 8 characters) comes from managementBodies.ts itself.
+    // The credential schema's rule (AccessKey ≥ 8 characters) comes from http/management/bodies.ts itself.
     expect(document.components.schemas.Credential.properties?.AccessKey).toMatchObject({ type: 'string', minLength: 8 });
     expect(document.components.schemas.PackageDescriptor.required).toContain('PackageName');
   });

@@ -17,7 +17,7 @@ import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
 import { isPollPath } from './detached.js';
 import { errorMapping } from './errorMapping.js';
-import { managementRouter } from './management.js';
+import { managementRouter } from './management/router.js';
 import type { Readiness } from './ops.js';
 import { opsRouter } from './ops.js';
 import { platformRouter } from './platform.js';

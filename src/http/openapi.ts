@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { packageDescriptor } from '../hub/descriptorSchema.js';
 import { licenseSchema } from '../hub/license.js';
 import { pushStateObjectBody, sendMessageBody } from './bodies.js';
-import { authorizationsBody, credentialBody, groupsBody, instanceBody, recoveryBody, sentinelBody, settingsBody } from './managementBodies.js';
+import { authorizationsBody, credentialBody, groupsBody, instanceBody, recoveryBody, sentinelBody, settingsBody } from './management/bodies.js';
 
 const bodies = {
   SendMessage: sendMessageBody,

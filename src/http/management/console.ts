@@ -3,8 +3,8 @@
  * (documented in docs/api.md); registered on the management router.
  */
 import type Router from '@koa/router';
-import { serializeConfiguration } from '../config/xmlFile.js';
-import type { HubServices, HubState } from './context.js';
+import { serializeConfiguration } from '../../config/xmlFile.js';
+import type { HubServices, HubState } from '../context.js';
 
 interface MetricValue {
   value: number;

@@ -1,17 +1,17 @@
 /**
  * The management interface: configuration, credentials, sentinels, package instances, license, logs,
- * plus the repository (repositoryRoutes.ts) and the console's endpoints (consoleEndpoints.ts).
+ * plus the repository (repository.ts) and the console's endpoints (console.ts).
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { badRequest, notFound } from '../errors.js';
-import { licenseSchema } from '../hub/license.js';
-import { parseLogLevel } from '../hub/packageLogs.js';
-import { parseBody } from './bodies.js';
-import type { ChangeOrigin } from '../hub/configuration.js';
-import type { HubServices, HubState } from './context.js';
-import { clientGone, noContent } from './context.js';
-import { answerLater } from './detached.js';
+import { badRequest, notFound } from '../../errors.js';
+import { licenseSchema } from '../../hub/license.js';
+import { parseLogLevel } from '../../hub/packageLogs.js';
+import { parseBody } from '../bodies.js';
+import type { ChangeOrigin } from '../../hub/configuration.js';
+import type { HubServices, HubState } from '../context.js';
+import { clientGone, noContent } from '../context.js';
+import { answerLater } from '../detached.js';
 import {
   authorizationsBody,
   credentialBody,
@@ -20,10 +20,10 @@ import {
   recoveryBody,
   sentinelBody,
   settingsBody,
-} from './managementBodies.js';
-import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from './request.js';
-import { registerRepositoryRoutes } from './repositoryRoutes.js';
-import { registerConsoleEndpoints } from './consoleEndpoints.js';
+} from './bodies.js';
+import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from '../request.js';
+import { registerRepositoryRoutes } from './repository.js';
+import { registerConsoleEndpoints } from './console.js';
 
 const PREFIX = '/rest/management';
 

@@ -1,8 +1,8 @@
 /** zod schemas of the management interface's JSON bodies (PascalCase, wire.md). */
 import { z } from 'zod';
-import type { CredentialAuthorizations, RecoveryOptions } from '../config/model.js';
-import { keyProblem, keySchema, nameSchema as name, refineWith, textProblem } from '../config/names.js';
-import { withKeys } from './bodies.js';
+import type { CredentialAuthorizations, RecoveryOptions } from '../../config/model.js';
+import { keyProblem, keySchema, nameSchema as name, refineWith, textProblem } from '../../config/names.js';
+import { withKeys } from '../bodies.js';
 
 const flag = z.boolean().nullish();
 
