@@ -43,10 +43,8 @@ function routeLabels(route: string | undefined): { iface: string; action: string
 
 const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
 
-export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
-  const app = new KoaApp<HubState>();
-  // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
-  app.proxy = services.options.trustProxy;
+/** Gives each request its id, counts and times it by matched route (at its answer, for a detached poll). */
+function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middleware<HubState> {
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
@@ -69,7 +67,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   const idPrefix = randomUUID().slice(0, 8);
   let requests = 0;
   const debug = services.logger.isLevelEnabled('debug');
-  app.use(async (ctx, next) => {
+  return async (ctx, next) => {
     ctx.state.requestId = `${idPrefix}-${++requests}`;
     const started = performance.now();
     // Read now: a detached poll drops the parsed URL (detached.ts), which reading it later would rebuild.
@@ -94,8 +92,14 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
       if (detached && !failed) detached.whenAnswered(record);
       else record(ctx.status);
     }
-  });
-  app.use(errorMapping(services.logger));
+  };
+}
+
+/**
+ * CORS headers only mean something to a browser, which always sends Origin: scripts and devices without
+ * it get a leaner answer. Vary tells caches that the answer depends on that header.
+ */
+function corsAndVary(): Koa.Middleware<HubState> {
   const corsHeaders = cors({
     origin: '*',
     allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
@@ -108,9 +112,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
     ctx.set('Allow', 'GET, POST, DELETE, OPTIONS');
     ctx.status = 204;
   };
-  // CORS headers only mean something to a browser, which always sends Origin: scripts and devices
-  // without it get a leaner answer. Vary tells caches that the answer depends on that header.
-  app.use((ctx, next) => {
+  return (ctx, next) => {
     if (ctx.get('Origin')) return corsHeaders(ctx, () => preflight(ctx, next));
     if (ctx.method === 'OPTIONS' || !isPollPath(ctx.path)) {
       ctx.set('Vary', 'Origin');
@@ -128,10 +130,13 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
         throw thrown;
       },
     );
-  });
+  };
+}
 
+/** Every path: the interfaces under their prefixes, the console's page, the operational endpoints. */
+function routes(services: HubServices, readiness: Readiness): Router<HubState> {
   const readBody = bodyReader(services);
-  const routes = new Router<HubState>();
+  const table = new Router<HubState>();
   /**
    * An interface: HEAD is refused before anything runs (the router would answer it with the GET
    * handler, and a HEAD GetMessages would consume, a HEAD PushStateObject write; Constellation's Web API
@@ -154,17 +159,26 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
       );
     };
     // The router's middleware types carry its own context additions; Koa hands them a plain context.
-    routes.all(`${prefix}${ANY_ACTION}`, ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]));
+    table.all(`${prefix}${ANY_ACTION}`, ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]));
   };
   mount('/rest/consumer', 'consumer', consumerRouter(services));
   mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));
   mount('/rest/constellation', 'platform', platformRouter('/rest/constellation', services));
   mount('/rest/management', 'management', managementRouter(services));
   // The console's page: / redirects to it, /console/… serves its files.
-  routes.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
-  routes.use(opsRouter(services, readiness).routes());
-  app.use(routes.routes() as unknown as Koa.Middleware<HubState>);
+  table.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
+  table.use(opsRouter(services, readiness).routes());
+  return table;
+}
 
+export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
+  const app = new KoaApp<HubState>();
+  // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
+  app.proxy = services.options.trustProxy;
+  app.use(requestMetrics(services, readiness));
+  app.use(errorMapping(services.logger));
+  app.use(corsAndVary());
+  app.use(routes(services, readiness).routes() as unknown as Koa.Middleware<HubState>);
   // Whatever no route answered: an unknown resource.
   app.use((ctx) => {
     throw notFound(`No HTTP resource was found that matches the request URI '${ctx.path}'.`);
