@@ -1,0 +1,194 @@
+/**
+ * PostgreSQL for tests, two ways (issue 22, docs/operations.md "Several processes on PostgreSQL"):
+ *
+ * - The machine's shared server (`HUB_TEST_POSTGRES_URL`, default postgres://postgres@127.0.0.1:5432/postgres,
+ *   trust authentication): `testDatabase()` creates a fresh database `hub_t_<random>` for one test file
+ *   and drops it afterwards, so files run in parallel. When the server is unreachable the PostgreSQL
+ *   suites skip and say so, unless `HUB_TEST_POSTGRES=required` (set by .ci/run), which fails them.
+ * - A throwaway cluster (`throwawayCluster()`): initdb + pg_ctl on a temp directory and a free port, as
+ *   the postgres user when run as root, for tests that kill or restart PostgreSQL. The shared server is
+ *   never restarted.
+ */
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+/** A database on the shared server to connect to as administrator (create and drop databases). */
+const ADMIN_URLS = process.env.HUB_TEST_POSTGRES_URL
+  ? [process.env.HUB_TEST_POSTGRES_URL]
+  : ['postgres://postgres@127.0.0.1:5432/postgres', 'postgres://root@127.0.0.1:5432/postgres'];
+
+const required = () => process.env.HUB_TEST_POSTGRES === 'required';
+
+export interface PostgresServer {
+  /** Reachable: the suites run. */
+  available: boolean;
+  /** An administrator URL on the server (when available). */
+  adminUrl: string;
+  /** Why it is not available. */
+  reason: string;
+}
+
+let probed: Promise<PostgresServer> | undefined;
+
+async function tryConnect(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Whether the shared server answers. With `HUB_TEST_POSTGRES=required` an unreachable server throws
+ * (the file fails); otherwise it prints once per file that the PostgreSQL suites skip.
+ */
+export function postgresServer(): Promise<PostgresServer> {
+  probed ??= (async () => {
+    const reasons: string[] = [];
+    for (const url of ADMIN_URLS) {
+      const failure = await tryConnect(url);
+      if (failure === undefined) return { available: true, adminUrl: url, reason: '' };
+      reasons.push(`${redact(url)}: ${failure}`);
+    }
+    const reason = `PostgreSQL unreachable (${reasons.join('; ')})`;
+    if (required()) throw new Error(`${reason}, and HUB_TEST_POSTGRES=required`);
+    console.warn(`[postgres] ${reason}: skipping the PostgreSQL suites of this file`);
+    return { available: false, adminUrl: '', reason };
+  })();
+  return probed;
+}
+
+const redact = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+
+/** `url` with its database replaced. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5_000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  /** Drops the database (closing whatever is still connected to it). */
+  drop(): Promise<void>;
+}
+
+/** A fresh empty database `hub_t_<random>` on the shared server. Call `drop()` after the file. */
+export async function testDatabase(server: PostgresServer): Promise<TestDatabase> {
+  if (!server.available) throw new Error(server.reason);
+  const name = `hub_t_${crypto.randomBytes(6).toString('hex')}`;
+  await admin(server.adminUrl, (c) => c.query(`create database ${name}`));
+  return {
+    name,
+    url: withDatabase(server.adminUrl, name),
+    drop: () => admin(server.adminUrl, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+  };
+}
+
+// ---- throwaway clusters ----
+
+const BIN = process.env.HUB_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const isRoot = () => process.getuid?.() === 0;
+
+/** Whether this machine can start a throwaway cluster (the binaries exist). */
+export const throwawayClusterPossible = () => fs.existsSync(path.join(BIN, 'initdb')) && fs.existsSync(path.join(BIN, 'pg_ctl'));
+
+/** A binary of PostgreSQL run as the postgres user (through runuser when we are root). */
+async function asPostgres(binary: string, args: string[]): Promise<string> {
+  const [file, argv] = isRoot()
+    ? ['runuser', ['-u', 'postgres', '--', path.join(BIN, binary), ...args]]
+    : [path.join(BIN, binary), args];
+  const { stdout } = await run(file, argv, { maxBuffer: 4 * 1024 * 1024 });
+  return stdout;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ThrowawayCluster {
+  port: number;
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string;
+  dir: string;
+  /** `pg_ctl stop` with the given mode (immediate = a crash: no checkpoint, recovery at the next start). */
+  stop(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
+  start(): Promise<void>;
+  restart(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
+  /** Stops it (immediate) and removes its directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A PostgreSQL 15 cluster of its own in a temp directory, on a free port of 127.0.0.1, trust
+ * authentication, user postgres. Start-up takes a few seconds (initdb).
+ */
+export async function throwawayCluster(): Promise<ThrowawayCluster> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-pg-'));
+  if (isRoot()) await run('chown', ['postgres:postgres', dir]);
+  const data = path.join(dir, 'data');
+  await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  let port = await freePort();
+  const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, ...args]);
+  const start = async () => {
+    await pgCtl(['-w', '-t', '60', '-l', path.join(dir, 'log'),
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, 'start']);
+  };
+  const stop = async (mode: 'smart' | 'fast' | 'immediate' = 'fast') => {
+    await pgCtl(['-w', '-t', '60', '-m', mode, 'stop']);
+  };
+  try {
+    await start();
+  } catch {
+    port = await freePort(); // taken meanwhile: one more try
+    await start();
+  }
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dir,
+    start,
+    stop,
+    restart: async (mode = 'fast') => {
+      await stop(mode);
+      await start();
+    },
+    destroy: async () => {
+      await stop('immediate').catch(() => {});
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
