@@ -1,0 +1,154 @@
+/**
+ * PostgreSQL's tables as Kysely sees them (migrations/postgres/): SQLite's logical schema with
+ * PostgreSQL types — bigint columns arrive as numbers (store/postgres/pool.ts), flags as booleans.
+ */
+import type { Generated } from 'kysely';
+
+/** The last number given in each log: `state_objects` (seq), `messages` (id), `package_logs` (id). */
+export interface LogHeadsTable {
+  log: 'state_objects' | 'messages' | 'package_logs';
+  seq: number;
+}
+
+export interface HubSettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface PackageInstanceGroupsTable {
+  sentinel_name: string;
+  instance_name: string;
+  group_name: string;
+}
+
+export interface ConfigurationVersionsTable {
+  id: Generated<number>;
+  written_at: string;
+  written_by: string;
+  reason: string;
+  applied: boolean;
+  text: string;
+}
+
+export interface CallersTable {
+  connection_id: string;
+  friendly_name: string;
+  kind: 'consumer' | 'package';
+  sentinel_name: string;
+  package_name: string;
+  first_seen_ms: number;
+}
+
+export interface StateObjectsTable {
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+  value: string;
+  metadatas: string;
+  last_update_ms: number;
+  lifetime_s: number;
+  expires_at_ms: number | null;
+  expiry_announced: Generated<boolean>;
+  seq: number;
+  is_deleted: Generated<boolean>;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  kind: 'state_objects' | 'messages';
+  owner_connection_id: string;
+  credential_name: string;
+  created_ms: number;
+  last_active_ms: number;
+  read_message_id: Generated<number>;
+}
+
+/** Patterns as the wire gives them (`*` any run); the `*_like` columns are generated from them. */
+export interface StateObjectFiltersTable {
+  id: Generated<number>;
+  subscription_id: string;
+  sentinel_pattern: string;
+  package_pattern: string;
+  name_pattern: string;
+  type_pattern: string;
+  sentinel_like: Generated<string>;
+  package_like: Generated<string>;
+  name_like: Generated<string>;
+  type_like: Generated<string>;
+  exact_name: string | null;
+  read_seq: Generated<number>;
+  created_seq: Generated<number>;
+}
+
+export interface MessageGroupMembersTable {
+  subscription_id: string;
+  group_name: string;
+  joined_after: Generated<number>;
+}
+
+export interface SagaRequestsTable {
+  connection_id: string;
+  saga_id: string;
+  received_ms: number;
+}
+
+export interface MessagesTable {
+  id: number;
+  sender_connection_id: string;
+  sender_type: number;
+  sender_friendly_name: string;
+  scope: number;
+  args: string;
+  saga_id: string | null;
+  key: string;
+  data: string;
+  sent_ms: number;
+}
+
+export interface PackageLogsTable {
+  id: number;
+  sentinel_name: string;
+  package_name: string;
+  level: 'Info' | 'Warn' | 'Error';
+  message: string;
+  logged_ms: number;
+}
+
+export interface PackageDescriptorsTable {
+  sentinel_name: string;
+  package_name: string;
+  descriptor: string;
+  declared_ms: number;
+}
+
+export interface RepositoryPackagesTable {
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  file_name: string;
+  size: number;
+  sha256: string;
+  uploaded_ms: number;
+  settings: string;
+  icon: Buffer | null;
+  xsds: string;
+}
+
+export interface PostgresDatabase {
+  log_heads: LogHeadsTable;
+  hub_settings: HubSettingsTable;
+  package_instance_groups: PackageInstanceGroupsTable;
+  configuration_versions: ConfigurationVersionsTable;
+  callers: CallersTable;
+  state_objects: StateObjectsTable;
+  subscriptions: SubscriptionsTable;
+  state_object_filters: StateObjectFiltersTable;
+  message_group_members: MessageGroupMembersTable;
+  saga_requests: SagaRequestsTable;
+  messages: MessagesTable;
+  package_logs: PackageLogsTable;
+  package_descriptors: PackageDescriptorsTable;
+  repository_packages: RepositoryPackagesTable;
+}
