@@ -1,0 +1,179 @@
+/**
+ * Group commit on PostgreSQL (the engine's counterpart of db/batch.ts): items submitted while a batch
+ * is in flight form the next batch, written by **one** `write(client, items)` (one set-based statement,
+ * so a log's head row is held for one statement plus COMMIT, logs.ts) in one transaction; every
+ * promise settles only after that COMMIT. One batch in flight per instance: one connection of the pool
+ * at a time.
+ *
+ * - A batch whose statement fails is rolled back and its items run again one transaction each, so a
+ *   failing item rejects alone (items must touch nothing but the database: they may run twice).
+ * - A deadlock or serialization failure (40P01, 40001) runs the whole batch again, up to 3 times; a
+ *   lock_timeout (55P03) or statement timeout (57014) fails the whole batch at once.
+ * - A connection lost before COMMIT fails the batch (nothing stored); a COMMIT whose answer was lost is
+ *   an unknown outcome and fails too (the caller answers 503; a retried push is idempotent).
+ * - `afterCommit` runs after the promises settled, on the same connection, before it goes back to the
+ *   pool: the place for the NOTIFY doorbell (listener.ts), outside the transaction.
+ */
+import type pg from 'pg';
+import type { PostgresLog } from './pool.js';
+
+export interface GroupCommitOptions<I, R> {
+  pool: pg.Pool;
+  /** Writes every item of a batch (in order) and returns one result per item, in order. */
+  write(client: pg.PoolClient, items: I[]): Promise<R[]>;
+  /** After the COMMIT and the settling of its promises (never awaited by them). */
+  afterCommit?(client: pg.PoolClient, items: I[], results: R[]): Promise<void>;
+  /** Items per transaction at most; the rest form the next. Default 1,000. */
+  maxItems?: number;
+  log: PostgresLog;
+}
+
+interface Job<I, R> {
+  item: I;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
+
+const RETRIABLE = new Set(['40P01', '40001']);
+/** Failures that would only repeat for each item alone (a lock not had in time, a statement timeout). */
+const WHOLE_BATCH = new Set(['55P03', '57014']);
+const ATTEMPTS = 3;
+
+const codeOf = (error: unknown) => (error as { code?: string } | undefined)?.code;
+
+export class GroupCommit<I, R> {
+  #queue: Job<I, R>[] = [];
+  #running = false;
+  #transactions = 0;
+  readonly #options: GroupCommitOptions<I, R>;
+
+  constructor(options: GroupCommitOptions<I, R>) {
+    this.#options = options;
+  }
+
+  /** Resolves with the item's result after the transaction that wrote it committed. */
+  submit(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (!this.#running) {
+        this.#running = true;
+        // Let this turn's other submissions join the batch.
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  /** Transactions committed (a metric: items per transaction = items / transactions). */
+  get transactions(): number {
+    return this.#transactions;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const jobs = this.#queue.splice(0, this.#options.maxItems ?? 1_000);
+        await this.#batch(jobs);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #batch(jobs: Job<I, R>[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#options.pool.connect();
+    } catch (error) {
+      jobs.forEach((job) => job.reject(error));
+      return;
+    }
+    let broken: unknown;
+    try {
+      const items = jobs.map((job) => job.item);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const results = await this.#transaction(client, items);
+          jobs.forEach((job, i) => job.resolve(results[i]));
+          await this.#after(client, items, results);
+          return;
+        } catch (error) {
+          if (error instanceof CommitFailed || !isStatementError(error)) {
+            broken = error;
+            jobs.forEach((job) => job.reject(error instanceof CommitFailed ? error.cause : error));
+            return;
+          }
+          if (WHOLE_BATCH.has(codeOf(error) ?? '')) {
+            jobs.forEach((job) => job.reject(error));
+            return;
+          }
+          if (RETRIABLE.has(codeOf(error) ?? '') && attempt < ATTEMPTS) continue;
+          if (jobs.length === 1) {
+            jobs[0].reject(error);
+            return;
+          }
+          break;
+        }
+      }
+      // One failed: each alone, so that the failure stays its own.
+      for (const job of jobs) {
+        try {
+          const [result] = await this.#transaction(client, [job.item]);
+          job.resolve(result);
+          await this.#after(client, [job.item], [result]);
+        } catch (error) {
+          job.reject(error instanceof CommitFailed ? error.cause : error);
+          if (error instanceof CommitFailed || !isStatementError(error)) {
+            broken = error;
+            return;
+          }
+        }
+      }
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  async #transaction(client: pg.PoolClient, items: I[]): Promise<R[]> {
+    await client.query('begin');
+    let results: R[];
+    try {
+      results = await this.#options.write(client, items);
+    } catch (error) {
+      await client.query('rollback').catch(() => {});
+      throw error;
+    }
+    try {
+      await client.query('commit');
+    } catch (error) {
+      throw new CommitFailed(error);
+    }
+    this.#transactions += 1;
+    return results;
+  }
+
+  async #after(client: pg.PoolClient, items: I[], results: R[]): Promise<void> {
+    if (!this.#options.afterCommit) return;
+    try {
+      await this.#options.afterCommit(client, items, results);
+    } catch (error) {
+      this.#options.log.warn({ err: (error as Error).message }, 'PostgreSQL group commit: the step after COMMIT failed');
+    }
+  }
+}
+
+/** COMMIT sent and no answer: the outcome is unknown. */
+class CommitFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('COMMIT failed: outcome unknown');
+  }
+}
+
+/**
+ * An error PostgreSQL raised for a statement (it has a SQLSTATE and the connection still works), as
+ * opposed to a lost connection. Class 08 (connection exception) and 57P01-57P03 (terminated) are not.
+ */
+function isStatementError(error: unknown): boolean {
+  const code = codeOf(error);
+  if (!code || !/^[0-9A-Z]{5}$/.test(code)) return false;
+  return !code.startsWith('08') && !code.startsWith('57P');
+}
