@@ -10,12 +10,13 @@
  * - A deadlock or serialization failure (40P01, 40001) runs the whole batch again, up to 3 times; a
  *   lock_timeout (55P03) or statement timeout (57014) fails the whole batch at once.
  * - A connection lost before COMMIT fails the batch (nothing stored); a COMMIT whose answer was lost is
- *   an unknown outcome and fails too (the caller answers 503; a retried push is idempotent).
+ *   an unknown outcome and fails too: both as DatabaseBusy (503; a retried push is idempotent).
  * - `afterCommit` runs after the promises settled, on the same connection, before it goes back to the
  *   pool: the place for the NOTIFY doorbell (listener.ts), outside the transaction.
  */
 import type pg from 'pg';
 import type { PostgresLog } from './pool.js';
+import { isConnectionLost, sqlState, storeError } from './transaction.js';
 
 export interface GroupCommitOptions<I, R> {
   pool: pg.Pool;
@@ -38,8 +39,6 @@ const RETRIABLE = new Set(['40P01', '40001']);
 /** Failures that would only repeat for each item alone (a lock not had in time, a statement timeout). */
 const WHOLE_BATCH = new Set(['55P03', '57014']);
 const ATTEMPTS = 3;
-
-const codeOf = (error: unknown) => (error as { code?: string } | undefined)?.code;
 
 export class GroupCommit<I, R> {
   #queue: Job<I, R>[] = [];
@@ -84,7 +83,7 @@ export class GroupCommit<I, R> {
     try {
       client = await this.#options.pool.connect();
     } catch (error) {
-      jobs.forEach((job) => job.reject(error));
+      jobs.forEach((job) => job.reject(storeError(error)));
       return;
     }
     let broken: unknown;
@@ -97,16 +96,16 @@ export class GroupCommit<I, R> {
           await this.#after(client, items, results);
           return;
         } catch (error) {
-          if (error instanceof CommitFailed || !isStatementError(error)) {
+          if (error instanceof CommitFailed || isConnectionLost(error)) {
             broken = error;
-            jobs.forEach((job) => job.reject(error instanceof CommitFailed ? error.cause : error));
+            jobs.forEach((job) => job.reject(storeError(error instanceof CommitFailed ? error.cause : error)));
             return;
           }
-          if (WHOLE_BATCH.has(codeOf(error) ?? '')) {
-            jobs.forEach((job) => job.reject(error));
+          if (WHOLE_BATCH.has(sqlState(error) ?? '')) {
+            jobs.forEach((job) => job.reject(storeError(error)));
             return;
           }
-          if (RETRIABLE.has(codeOf(error) ?? '') && attempt < ATTEMPTS) continue;
+          if (RETRIABLE.has(sqlState(error) ?? '') && attempt < ATTEMPTS) continue;
           if (jobs.length === 1) {
             jobs[0].reject(error);
             return;
@@ -121,9 +120,10 @@ export class GroupCommit<I, R> {
           job.resolve(result);
           await this.#after(client, [job.item], [result]);
         } catch (error) {
-          job.reject(error instanceof CommitFailed ? error.cause : error);
-          if (error instanceof CommitFailed || !isStatementError(error)) {
+          job.reject(storeError(error instanceof CommitFailed ? error.cause : error));
+          if (error instanceof CommitFailed || isConnectionLost(error)) {
             broken = error;
+            jobs.slice(jobs.indexOf(job) + 1).forEach((rest) => rest.reject(storeError(error instanceof CommitFailed ? error.cause : error)));
             return;
           }
         }
@@ -139,7 +139,7 @@ export class GroupCommit<I, R> {
     try {
       results = await this.#options.write(client, items);
     } catch (error) {
-      await client.query('rollback').catch(() => {});
+      if (!isConnectionLost(error)) await client.query('rollback').catch(() => {});
       throw error;
     }
     try {
@@ -166,14 +166,4 @@ class CommitFailed extends Error {
   constructor(override readonly cause: unknown) {
     super('COMMIT failed: outcome unknown');
   }
-}
-
-/**
- * An error PostgreSQL raised for a statement (it has a SQLSTATE and the connection still works), as
- * opposed to a lost connection. Class 08 (connection exception) and 57P01-57P03 (terminated) are not.
- */
-function isStatementError(error: unknown): boolean {
-  const code = codeOf(error);
-  if (!code || !/^[0-9A-Z]{5}$/.test(code)) return false;
-  return !code.startsWith('08') && !code.startsWith('57P');
 }

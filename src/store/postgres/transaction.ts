@@ -1,0 +1,62 @@
+/**
+ * One transaction on a pooled connection, for the PostgreSQL engine's operations that are not group
+ * commits: its promise settles after the COMMIT; a deadlock or serialization failure (40P01, 40001)
+ * runs it again (up to 3 times); a lost connection, a lock not had within lock_timeout (55P03), a
+ * statement timeout or a pool with no free connection in time becomes the catalogue's DatabaseBusy
+ * (503); the hub's own errors thrown by the work (ClientGone, a refusal) pass through as they are.
+ * A connection that failed goes back to the pool as broken, so the pool drops it.
+ */
+import pg from 'pg';
+import { databaseBusy } from '../../errors.js';
+
+const RETRIABLE = new Set(['40P01', '40001']);
+const BUSY = new Set(['55P03', '57014']);
+const ATTEMPTS = 3;
+
+export const sqlState = (error: unknown) => (error instanceof pg.DatabaseError ? error.code : undefined);
+
+/** The connection is gone or unusable: PostgreSQL ended the session, or the socket failed. */
+export function isConnectionLost(error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return /^(08|57P0)/.test(error.code ?? '');
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || /Connection terminated|not queryable|Connection ended|timeout exceeded when trying to connect/i.test(error.message);
+}
+
+/** What the hub is told: DatabaseBusy for what a later try may cure, the error itself otherwise. */
+export function storeError(error: unknown): unknown {
+  return isConnectionLost(error) || BUSY.has(sqlState(error) ?? '') ? databaseBusy() : error;
+}
+
+export interface TransactionOptions {
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+}
+
+export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw storeError(error);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
+      try {
+        const result = await work(client);
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        if (!isConnectionLost(error)) await client.query('rollback').catch(() => {});
+        throw error;
+      }
+    } catch (error) {
+      if (isConnectionLost(error)) broken = error as Error;
+      if (RETRIABLE.has(sqlState(error) ?? '') && attempt < ATTEMPTS) continue;
+      throw storeError(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+}
