@@ -1,0 +1,96 @@
+/**
+ * store/postgres/transaction.ts on the machine's PostgreSQL: what the hub is told when a transaction
+ * fails, and what is retried.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { ClientGone, HubError } from '../src/errors.js';
+import { applicationName, createPool, numberTypes } from '../src/store/postgres/pool.js';
+import type { PostgresLog } from '../src/store/postgres/pool.js';
+import { transaction } from '../src/store/postgres/transaction.js';
+import { postgresServer, testDatabase } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+describe.skipIf(!server.available)('PostgreSQL transactions', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let admin: pg.Pool;
+  const log: PostgresLog = { warn: () => {} };
+
+  beforeAll(async () => {
+    database = await testDatabase(server);
+    pool = createPool({ url: database.url, role: 'tx', sync: 'full', lockWaitMs: 200, log, max: 2 });
+    admin = new pg.Pool({ connectionString: database.url, max: 3, types: numberTypes });
+    await admin.query('create table t (id int primary key, v int not null)');
+    await admin.query('insert into t values (1, 0)');
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await admin?.end();
+    await database?.drop();
+  });
+
+  it('commits, and the promise settles after the COMMIT', async () => {
+    await transaction(pool, (c) => c.query('update t set v = 5 where id = 1'));
+    expect((await admin.query('select v from t')).rows).toEqual([{ v: 5 }]);
+  });
+
+  it('a lock not had within lock_timeout (HUB_LOCK_WAIT_MS) is DatabaseBusy (503), and nothing is stored', async () => {
+    const holder = await admin.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('update t set v = 100 where id = 1');
+      const failed = await transaction(pool, (c) => c.query('update t set v = 6 where id = 1')).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(HubError);
+      expect((failed as HubError).status).toBe(503);
+      await holder.query('rollback');
+    } finally {
+      holder.release();
+    }
+    expect((await admin.query('select v from t')).rows).toEqual([{ v: 5 }]);
+  });
+
+  it('the hub\'s own error passes through as it is, and rolls back', async () => {
+    const refusal = new ClientGone();
+    const failed = await transaction(pool, async (c) => {
+      await c.query('update t set v = 7 where id = 1');
+      throw refusal;
+    }).catch((e: unknown) => e);
+    expect(failed).toBe(refusal);
+    expect((await admin.query('select v from t')).rows).toEqual([{ v: 5 }]);
+  });
+
+  it('a serialization failure runs the work again', async () => {
+    let attempts = 0;
+    const other = await admin.connect();
+    try {
+      const result = await transaction(pool, async (c) => {
+        attempts += 1;
+        const { rows } = await c.query('select v from t where id = 1'); // the snapshot is taken here
+        if (attempts === 1) await other.query('update t set v = v + 1 where id = 1'); // commits meanwhile
+        await c.query('update t set v = $1 where id = 1', [rows[0].v + 10]); // 40001 on the first attempt
+        return rows[0].v;
+      }, { isolation: 'repeatable read' });
+      expect(attempts).toBe(2);
+      expect(result).toBe(6);
+      expect((await admin.query('select v from t')).rows).toEqual([{ v: 16 }]);
+    } finally {
+      other.release();
+    }
+  });
+
+  it('a connection killed in the middle is DatabaseBusy (503), and the next transaction gets a good one', async () => {
+    const failed = await transaction(pool, async (c) => {
+      await c.query('select 1');
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = $2',
+        [applicationName('tx'), 'idle in transaction']);
+      await c.query('select pg_sleep(0.05)'); // the terminated session answers with an error
+      await c.query('select 2');
+    }).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(HubError);
+    expect((failed as HubError).status).toBe(503);
+    expect(await transaction(pool, async (c) => (await c.query('select 3 as n')).rows[0].n)).toBe(3);
+  });
+});
