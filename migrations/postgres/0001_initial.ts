@@ -71,7 +71,9 @@ const statements = [
      sentinel_like ${like('sentinel_pattern')}, package_like ${like('package_pattern')},
      name_like ${like('name_pattern')}, type_like ${like('type_pattern')},
      exact_name text collate "C", read_seq bigint not null default 0, created_seq bigint not null default 0)`,
-  `create index state_object_filters_by_subscription on state_object_filters (subscription_id)`,
+  // A filter is added once, whichever process adds it (`on conflict do nothing`).
+  `create unique index state_object_filters_once on state_object_filters
+     (subscription_id, sentinel_pattern, package_pattern, name_pattern, type_pattern)`,
   `create index state_object_filters_by_exact_name on state_object_filters (exact_name)`,
   `create table message_group_members (
      subscription_id text collate "C" not null references subscriptions (id) on delete cascade,
