@@ -1,0 +1,236 @@
+/**
+ * StateObjects as one log on PostgreSQL (the PostgreSQL StateObjectStore): every change (push, purge,
+ * expiry) takes the next number of the log from its head row (logs.ts), so numbers are gap-free in
+ * commit order and a filter's cursor (`read_seq`) never passes a change not yet committed. Writers of
+ * the log take the head first, then rows: pushes in one statement (group commit), purges and expiries
+ * by locking the head, then writing. A poll's take reads each filter above its cursor, up to the head
+ * of its snapshot (repeatable read), and moves the cursors in the same transaction.
+ */
+import type pg from 'pg';
+import { ClientGone } from '../../errors.js';
+import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, StoredStateObject } from '../../hub/ports/stateObjects.js';
+import { GroupCommit } from './groupCommit.js';
+import { upsertStateObjects } from './logs.js';
+import type { PostgresLog } from './pool.js';
+import { storeError, transaction } from './transaction.js';
+
+/** A wire `*` pattern as a LIKE pattern (`\`, `%`, `_` escaped with `\`, `*` → `%`), as the filters' generated columns. */
+export const toLike = (pattern: string) => pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
+
+type StateObjectRow = StoredStateObject & { seq: number; is_deleted: boolean; expires_at_ms: number | null; expiry_announced: boolean };
+type FilterRow = { sentinel_like: string; package_like: string; name_like: string; type_like: string; exact_name: string | null; read_seq: number; created_seq: number };
+
+const UNREAD = `seq > $2 and seq <= $3 and sentinel_name like $4 and package_name like $5 and type like $6 and (not is_deleted or seq > $7)`;
+const READ_EXACT = `select * from state_objects where name = $1 and ${UNREAD} order by seq`;
+const READ_LIKE = `select * from state_objects where name like $1 and ${UNREAD} order by seq`;
+
+export interface PostgresStateObjectStoreOptions {
+  pool: pg.Pool;
+  log: PostgresLog;
+  /** Rings the other processes after a commit that changed the log (listener.ts, notifyCommitted). */
+  announce?(client: pg.PoolClient): Promise<void>;
+}
+
+export class PostgresStateObjectStore implements StateObjectStore {
+  readonly #pool: pg.Pool;
+  readonly #pushes: GroupCommit<StateObjectWrite, void>;
+  readonly #announce: (client: pg.PoolClient) => Promise<void>;
+
+  constructor(options: PostgresStateObjectStoreOptions) {
+    this.#pool = options.pool;
+    this.#announce = options.announce ?? (async () => {});
+    this.#pushes = new GroupCommit<StateObjectWrite, void>({
+      pool: options.pool,
+      log: options.log,
+      // The latest write of each object in the batch wins (one row may be written once per statement).
+      write: async (client, writes) => {
+        const last = new Map<string, number>();
+        writes.forEach((w, i) => last.set(`${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`, i));
+        const rows = writes
+          .filter((w, i) => last.get(`${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`) === i)
+          .map((w) => ({
+            sentinel_name: w.sentinelName, package_name: w.packageName, name: w.name, type: w.type, value: w.value,
+            metadatas: w.metadatas, last_update_ms: w.lastUpdateMs, lifetime_s: w.lifetimeS, expires_at_ms: w.expiresAtMs,
+          }));
+        await upsertStateObjects(client, rows);
+        return writes.map(() => undefined);
+      },
+      afterCommit: (client) => this.#announce(client),
+    });
+  }
+
+  push(write: StateObjectWrite): Promise<void> {
+    return this.#pushes.submit(write);
+  }
+
+  async purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]> {
+    const purged = await transaction(this.#pool, async (client) => {
+      const head = await lockHead(client);
+      const { rows } = await client.query<{ name: string; type: string }>({
+        name: 'hub_purge_keys',
+        text: `select name, type from state_objects where sentinel_name = $1 and package_name = $2 and not is_deleted
+               and name like $3 and type like $4 order by name`,
+        values: [producer.sentinelName, producer.packageName, toLike(patterns.name), toLike(patterns.type)],
+      });
+      if (rows.length === 0) return rows;
+      // The tombstone keeps key, type and time; the value goes.
+      await client.query({
+        name: 'hub_purge_tombstones',
+        text: `update state_objects s set is_deleted = true, seq = $3 + k.ord, value = 'null', metadatas = '{}',
+                 last_update_ms = $4, lifetime_s = 0, expires_at_ms = null
+               from unnest($5::text[]) with ordinality as k(name, ord)
+               where s.sentinel_name = $1 and s.package_name = $2 and s.name = k.name`,
+        values: [producer.sentinelName, producer.packageName, head, Date.now(), rows.map((r) => r.name)],
+      });
+      await moveHead(client, head + rows.length);
+      return rows;
+    });
+    if (purged.length > 0) await this.#ring();
+    return purged.map((k) => ({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: k.name, type: k.type }));
+  }
+
+  /** Under the head's lock, so that several processes announce each expiry once. */
+  async expire(now: number): Promise<ChangedStateObject[]> {
+    const expired = await transaction(this.#pool, async (client) => {
+      const head = await lockHead(client);
+      const { rows } = await client.query<{ sentinel_name: string; package_name: string; name: string; type: string }>({
+        name: 'hub_expired',
+        text: `select sentinel_name, package_name, name, type from state_objects
+               where expires_at_ms is not null and expires_at_ms <= $1 and not expiry_announced
+               order by expires_at_ms, sentinel_name, package_name, name`,
+        values: [now],
+      });
+      if (rows.length === 0) return rows;
+      await client.query({
+        name: 'hub_mark_expired',
+        text: `update state_objects s set expiry_announced = true, seq = $1 + k.ord
+               from unnest($2::text[], $3::text[], $4::text[]) with ordinality as k(s, p, n, ord)
+               where s.sentinel_name = k.s and s.package_name = k.p and s.name = k.n`,
+        values: [head, rows.map((r) => r.sentinel_name), rows.map((r) => r.package_name), rows.map((r) => r.name)],
+      });
+      await moveHead(client, head + rows.length);
+      return rows;
+    });
+    if (expired.length > 0) await this.#ring();
+    return expired.map((r) => ({ sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type }));
+  }
+
+  /**
+   * Reads what the subscription has not seen, up to the head of this transaction's snapshot (the oldest
+   * `limit` changed objects, 0 = all, each with its latest value), and moves its cursors past them.
+   * Rejects with ClientGone, rolling back, when `abort` fired meanwhile.
+   */
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]> {
+    return transaction(this.#pool, async (client) => {
+      const top = await headOf(client);
+      const filters = (await client.query<FilterRow>({
+        name: 'hub_take_filters',
+        text: `select sentinel_like, package_like, name_like, type_like, exact_name, read_seq, created_seq
+               from state_object_filters where subscription_id = $1 order by id`,
+        values: [subscription],
+      })).rows;
+      const found = new Map<number, StateObjectRow>();
+      for (const f of filters) {
+        if (f.read_seq >= top) continue;
+        const exact = f.exact_name !== null;
+        const { rows } = await client.query<StateObjectRow>({
+          name: exact ? 'hub_take_exact' : 'hub_take_like',
+          text: exact ? READ_EXACT : READ_LIKE,
+          values: [exact ? f.exact_name : f.name_like, f.read_seq, top, f.sentinel_like, f.package_like, f.type_like, f.created_seq],
+        });
+        for (const row of rows) found.set(row.seq, row);
+      }
+      let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
+      let readUpTo = top;
+      if (limit > 0 && rows.length > limit) {
+        rows = rows.slice(0, limit);
+        readUpTo = rows[rows.length - 1].seq;
+      }
+      if (filters.some((f) => f.read_seq < readUpTo)) {
+        await client.query({
+          name: 'hub_take_advance',
+          text: 'update state_object_filters set read_seq = $2 where subscription_id = $1 and read_seq < $2',
+          values: [subscription, readUpTo],
+        });
+      }
+      if (rows.length > 0) {
+        if (abort.aborted) throw new ClientGone();
+        await client.query({ name: 'hub_touch', text: 'update subscriptions set last_active_ms = $1 where id = $2', values: [Date.now(), subscription] });
+      }
+      return rows.map((r) => ({
+        sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type,
+        current: r.is_deleted ? undefined : r,
+      }));
+    }, { isolation: 'repeatable read' });
+  }
+
+  async current(patterns: StateObjectPatterns): Promise<StoredStateObject[]> {
+    try {
+      const { rows } = await this.#pool.query<StoredStateObject>({
+        name: 'hub_current',
+        text: `select * from state_objects where not is_deleted and sentinel_name like $1 and package_name like $2
+               and name like $3 and type like $4 order by sentinel_name, package_name, name`,
+        values: [toLike(patterns.sentinel), toLike(patterns.package), toLike(patterns.name), toLike(patterns.type)],
+      });
+      return rows;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async nextExpiry(): Promise<number | undefined> {
+    try {
+      const { rows } = await this.#pool.query<{ next: number | null }>(
+        'select min(expires_at_ms) as next from state_objects where expires_at_ms is not null and not expiry_announced');
+      return rows[0]?.next ?? undefined;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /** Removes tombstones every cursor has passed, and those older than `cutoffMs` whoever has not read them. */
+  async sweep(cutoffMs: number): Promise<number> {
+    try {
+      const result = await this.#pool.query(
+        `delete from state_objects where is_deleted and (seq <= (select coalesce(min(read_seq), 9007199254740991) from state_object_filters)
+         or last_update_ms < $1)`, [cutoffMs]);
+      return result.rowCount ?? 0;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async #ring(): Promise<void> {
+    const client = await this.#pool.connect().catch(() => undefined);
+    if (!client) return;
+    try {
+      await this.#announce(client);
+    } catch {
+      // A hint: the other processes' fallback read covers a lost one.
+    } finally {
+      client.release();
+    }
+  }
+}
+
+export async function countStateObjects(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>('select count(*) as n from state_objects where not is_deleted');
+  return rows[0].n;
+}
+
+/** The StateObject log's head, locked until COMMIT: this transaction is the log's one writer now. */
+async function lockHead(client: pg.PoolClient): Promise<number> {
+  const { rows } = await client.query<{ seq: number }>({
+    name: 'hub_lock_state_head', text: `select seq from log_heads where log = 'state_objects' for update` });
+  return rows[0].seq;
+}
+
+async function moveHead(client: pg.PoolClient, seq: number): Promise<void> {
+  await client.query({ name: 'hub_move_state_head', text: `update log_heads set seq = $1 where log = 'state_objects'`, values: [seq] });
+}
+
+async function headOf(client: pg.PoolClient): Promise<number> {
+  const { rows } = await client.query<{ seq: number }>({ name: 'hub_state_head', text: `select seq from log_heads where log = 'state_objects'` });
+  return rows[0].seq;
+}

@@ -1,0 +1,97 @@
+/**
+ * What SQLite's single writer made safe, raced from two "processes" (two engines, each its own pool)
+ * on one PostgreSQL database (issue 22): the per-credential cap, a filter added once, an expiry
+ * announced once, the downtime discounted once, and a push on one read through the other.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { numberTypes } from '../src/store/postgres/pool.js';
+import type { PostgresEngine } from '../src/store/postgres/engine.js';
+import { openPostgresEngine } from '../src/store/postgres/engine.js';
+import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
+import { postgresServer, testDatabase } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+const MAX = 3;
+
+describe.skipIf(!server.available)('two processes on one PostgreSQL race the rules SQLite\'s single writer kept', () => {
+  let database: TestDatabase;
+  let a: PostgresEngine;
+  let b: PostgresEngine;
+  let admin: pg.Pool;
+
+  beforeAll(async () => {
+    database = await testDatabase(server);
+    const options = { url: database.url, sync: 'full' as const, lockWaitMs: 5_000, messageRetention: { count: 100, ms: 3_600_000 },
+      maxSubscriptionsPerCredential: MAX, log: { warn: () => {} } };
+    // Both start at once: the migrator's lock lets one migrate.
+    [a, b] = await Promise.all([openPostgresEngine(options), openPostgresEngine(options)]);
+    admin = new pg.Pool({ connectionString: database.url, max: 2, types: numberTypes });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await admin?.end();
+    await database?.drop();
+  });
+
+  const ownerNamed = async (credentialName: string): Promise<SubscriptionOwner> => {
+    const connectionId = await a.callers.record({ connectionId: randomUUID(), friendlyName: `Consumer/${credentialName}`, kind: 'consumer',
+      sentinelName: 'Consumer', packageName: credentialName, firstSeenMs: 1 });
+    return { connectionId, credentialName };
+  };
+
+  it('the subscription cap holds across processes: of ten opened at once on two, exactly the cap succeed', async () => {
+    const owner = await ownerNamed('capped');
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).subscriptions.openMessages(owner, undefined)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(MAX);
+    expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.status)).toEqual(Array(10 - MAX).fill(429));
+    const { rows } = await admin.query('select count(*) as n from subscriptions where credential_name = $1', ['capped']);
+    expect(rows).toEqual([{ n: MAX }]);
+  });
+
+  it('the same filter added on both at once is added once', async () => {
+    const owner = await ownerNamed('filters');
+    const { id } = await a.subscriptions.openStateObjects(owner, undefined, { sentinel: '*', package: '*', name: 'X', type: '*' });
+    const both = await Promise.all([a, b].map((e) => e.subscriptions.openStateObjects(owner, id, { sentinel: '*', package: '*', name: 'Y', type: '*' })));
+    expect(both.map((o) => o.id)).toEqual([id, id]);
+    expect(both.map((o) => o.added).sort()).toEqual([false, true]);
+    const { rows } = await admin.query('select name_pattern from state_object_filters where subscription_id = $1 order by id', [id]);
+    expect(rows).toEqual([{ name_pattern: 'X' }, { name_pattern: 'Y' }]);
+  });
+
+  it('an expiry run by both at once is announced once', async () => {
+    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'E', type: 'T', value: '1', metadatas: '{}',
+      lastUpdateMs: 1, lifetimeS: 1, expiresAtMs: 5_000 });
+    const [fromA, fromB] = await Promise.all([a.stateObjects.expire(6_000), b.stateObjects.expire(6_000)]);
+    expect([...fromA, ...fromB].map((o) => o.name)).toEqual(['E']);
+  });
+
+  it('two processes starting at once discount the downtime once', async () => {
+    const owner = await ownerNamed('downtime');
+    const { id } = await a.subscriptions.openMessages(owner, undefined);
+    const now = Date.now();
+    await a.subscriptions.heartbeat(now - 10_000);
+    await admin.query('update subscriptions set last_active_ms = $1 where id = $2', [now - 20_000, id]);
+    await Promise.all([a.subscriptions.discountDowntime(now), b.subscriptions.discountDowntime(now)]);
+    const { rows } = await admin.query('select last_active_ms from subscriptions where id = $1', [id]);
+    expect(rows).toEqual([{ last_active_ms: now - 10_000 }]);
+  });
+
+  it('what one process pushes, purges and sends, a subscription read through the other gets, once', async () => {
+    const owner = await ownerNamed('reader');
+    const objects = await b.subscriptions.openStateObjects(owner, undefined, { sentinel: 'S2', package: '*', name: '*', type: '*' });
+    const messages = await b.subscriptions.openMessages(owner, undefined);
+    await a.stateObjects.push({ sentinelName: 'S2', packageName: 'P', name: 'N', type: 'T', value: '7', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
+    await a.messages.send({ sender_connection_id: owner.connectionId, sender_type: 0, sender_friendly_name: 'Consumer/reader', scope: 5,
+      args: '[]', saga_id: null, key: 'K', data: '"hello"', sent_ms: 1 });
+    const signal = new AbortController().signal;
+    expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current?.value)).toEqual(['7']);
+    await a.stateObjects.purge({ sentinelName: 'S2', packageName: 'P' }, { name: '*', type: '*' });
+    expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current)).toEqual([undefined]);
+    expect((await b.messages.take(messages.id, 0, signal)).messages.map((m) => m.data)).toEqual(['"hello"']);
+    expect((await a.messages.take(messages.id, 0, signal)).messages).toEqual([]);
+  });
+});

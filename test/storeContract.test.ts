@@ -1,0 +1,267 @@
+/**
+ * The store's contract, one suite for both engines (issue 22): StateObjectStore, MessageStore and
+ * SubscriptionStore (with CallerStore for their owners), at the ports, on SQLite (a file in a temp
+ * directory) and on PostgreSQL (a database of this file's own; skipped, and said so, without a server).
+ * Each test opens a fresh store.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClientGone, HubError } from '../src/errors.js';
+import { createLogger } from '../src/logger.js';
+import type { CallerStore } from '../src/hub/ports/callers.js';
+import type { MessageStore, NewMessage } from '../src/hub/ports/messages.js';
+import type { StateObjectStore, StateObjectWrite } from '../src/hub/ports/stateObjects.js';
+import type { SubscriptionOwner, SubscriptionStore } from '../src/hub/ports/subscriptions.js';
+import { ScopeNumber } from '../src/hub/messageAddresses.js';
+import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
+import { openPostgresEngine } from '../src/store/postgres/engine.js';
+import { postgresServer, testDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+interface Stores {
+  stateObjects: StateObjectStore;
+  messages: MessageStore;
+  subscriptions: SubscriptionStore;
+  callers: CallerStore;
+  close(): Promise<void>;
+}
+
+const retention = { count: 5, ms: 3_600_000 };
+const MAX_PER_CREDENTIAL = 3;
+
+const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
+  {
+    name: 'SQLite',
+    skip: false,
+    open: async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-contract-'));
+      const store = await openSqliteHubStore({
+        file: path.join(dir, 'hub.db'), sync: 'normal', lockWaitMs: 1000, messageRetention: retention,
+        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL, vacuumIntervalMs: 3_600_000, logger: createLogger('silent'),
+      });
+      return { ...store, close: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: !server.available,
+    open: async () => {
+      const database = await testDatabase(server);
+      const engine = await openPostgresEngine({
+        url: database.url, sync: 'full', lockWaitMs: 1000, messageRetention: retention,
+        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL, log: { warn: () => {} },
+      });
+      return { ...engine, close: async () => { await engine.close(); await database.drop(); } };
+    },
+  },
+];
+
+const write = (name: string, value: number, extra: Partial<StateObjectWrite> = {}): StateObjectWrite => ({
+  sentinelName: 'S1', packageName: 'P1', name, type: 'System.Int32', value: String(value), metadatas: '{}',
+  lastUpdateMs: 1_000, lifetimeS: 0, expiresAtMs: null, ...extra,
+});
+const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string; type: string }> = {}) =>
+  ({ sentinel: '*', package: '*', type: '*', name, ...rest });
+const signal = () => new AbortController().signal;
+
+describe.each(engines)('the store contract on $name', ({ skip, open }) => {
+  let stores: Stores;
+  let owner: SubscriptionOwner;
+  let other: SubscriptionOwner;
+
+  const newStores = async () => {
+    stores = await open();
+    const connectionId = await stores.callers.record({ connectionId: randomUUID(), friendlyName: 'Consumer/App', kind: 'consumer',
+      sentinelName: 'Consumer', packageName: 'App', firstSeenMs: 1 });
+    owner = { connectionId, credentialName: 'cred' };
+    const otherId = await stores.callers.record({ connectionId: randomUUID(), friendlyName: 'S1/P1', kind: 'package',
+      sentinelName: 'S1', packageName: 'P1', firstSeenMs: 1 });
+    other = { connectionId: otherId, credentialName: 'other' };
+  };
+  afterEach(async () => {
+    await stores?.close();
+  });
+
+  const taken = async (id: string, limit = 0) =>
+    (await stores.stateObjects.take(id, limit, signal())).map((c) => [c.name, c.current === undefined ? 'deleted' : c.current.value]);
+
+  describe.skipIf(skip)('StateObjectStore', () => {
+    it('a new filter reads the current objects, then only what changed, each object once with its latest value, oldest change first', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      await stores.stateObjects.push(write('B', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      expect(await taken(id)).toEqual([['A', '1'], ['B', '1']]);
+      expect(await taken(id)).toEqual([]);
+      await Promise.all([stores.stateObjects.push(write('C', 1)), stores.stateObjects.push(write('A', 2)), stores.stateObjects.push(write('A', 3))]);
+      await stores.stateObjects.push(write('B', 2));
+      expect(await taken(id, 1)).toEqual([['C', '1']]);
+      expect(await taken(id)).toEqual([['A', '3'], ['B', '2']]);
+    });
+
+    it('patterns: * is any run of characters, everything else literal (? [ _ % \\ included)', async () => {
+      await newStores();
+      for (const name of ['a_b', 'axb', 'a%b', 'a?b', 'a[b', 'a\\b', 'ab']) await stores.stateObjects.push(write(name, 1));
+      const names = async (name: string) => (await stores.stateObjects.current(patterns(name))).map((o) => o.name);
+      expect(await names('a_b')).toEqual(['a_b']);
+      expect(await names('a%b')).toEqual(['a%b']);
+      expect(await names('a?b')).toEqual(['a?b']);
+      expect(await names('a[b')).toEqual(['a[b']);
+      expect(await names('a\\b')).toEqual(['a\\b']);
+      expect(await names('a*b')).toEqual(['a%b', 'a?b', 'a[b', 'a\\b', 'a_b', 'ab', 'axb']);
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns('a_*'));
+      expect(await taken(id)).toEqual([['a_b', '1']]);
+      expect(await stores.stateObjects.current(patterns('*', { type: 'System.String' }))).toEqual([]);
+    });
+
+    it('a purge is a tombstone seen once by the filters that existed, not by a filter added after it', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      await stores.stateObjects.push(write('B', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      expect(await taken(id)).toEqual([['A', '1'], ['B', '1']]);
+      const purged = await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: 'A', type: '*' });
+      expect(purged).toEqual([{ sentinelName: 'S1', packageName: 'P1', name: 'A', type: 'System.Int32' }]);
+      expect(await taken(id)).toEqual([['A', 'deleted']]);
+      expect(await taken(id)).toEqual([]);
+      const later = await stores.subscriptions.openStateObjects(owner, undefined, patterns('*', { package: 'P*' }));
+      expect(await taken(later.id)).toEqual([['B', '1']]);
+      expect((await stores.stateObjects.current(patterns())).map((o) => o.name)).toEqual(['B']);
+      expect(await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: 'A', type: '*' })).toEqual([]);
+    });
+
+    it('an expiry is announced once and read as a change; nextExpiry gives the earliest not announced', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('E', 1, { lifetimeS: 1, expiresAtMs: 5_000 }));
+      await stores.stateObjects.push(write('F', 1, { lifetimeS: 1, expiresAtMs: 9_000 }));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      await taken(id);
+      expect(await stores.stateObjects.nextExpiry()).toBe(5_000);
+      expect(await stores.stateObjects.expire(6_000)).toEqual([{ sentinelName: 'S1', packageName: 'P1', name: 'E', type: 'System.Int32' }]);
+      expect(await stores.stateObjects.expire(6_000)).toEqual([]);
+      expect(await stores.stateObjects.nextExpiry()).toBe(9_000);
+      expect(await taken(id)).toEqual([['E', '1']]);
+    });
+
+    it('a take whose client left rejects with ClientGone and consumes nothing', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      const gone = new AbortController();
+      gone.abort();
+      await expect(stores.stateObjects.take(id, 0, gone.signal)).rejects.toBeInstanceOf(ClientGone);
+      expect(await taken(id)).toEqual([['A', '1']]);
+    });
+
+    it('the sweep removes tombstones every cursor has passed, and keeps one a cursor has not', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      await taken(id);
+      await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: '*', type: '*' });
+      expect(await stores.stateObjects.sweep(0)).toBe(0);
+      expect(await taken(id)).toEqual([['A', 'deleted']]);
+      expect(await stores.stateObjects.sweep(0)).toBe(1);
+    });
+  });
+
+  const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
+    sender_connection_id: other.connectionId, sender_type: 1, sender_friendly_name: 'S1/P1', scope: ScopeNumber.All, args: '[]',
+    saga_id: null, key: 'K', data, sent_ms: 1_000, ...extra,
+  });
+  const datas = async (id: string, limit = 0) => {
+    const t = await stores.messages.take(id, limit, signal());
+    return { data: t.messages.map((m) => m.data), missed: t.missed };
+  };
+
+  describe.skipIf(skip)('MessageStore', () => {
+    it('a new subscription reads what is sent after it, addressed to it, in order; the cursor moves past what is not', async () => {
+      await newStores();
+      await stores.messages.send(message('before'));
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      await stores.messages.send(message('all'));
+      await stores.messages.send(message('to a sentinel', { scope: ScopeNumber.Sentinel, args: '["Elsewhere"]' }));
+      await Promise.all([stores.messages.send(message('to me', { scope: ScopeNumber.Package, args: JSON.stringify([owner.connectionId]) })),
+        stores.messages.send(message('others', { scope: ScopeNumber.Others }))]);
+      expect(await datas(id, 2)).toEqual({ data: ['all', 'to me'], missed: 0 });
+      expect(await datas(id)).toEqual({ data: ['others'], missed: 0 });
+      expect(await datas(id)).toEqual({ data: [], missed: 0 });
+    });
+
+    it('a group joined reaches only later messages', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      await stores.messages.send(message('early', { scope: ScopeNumber.Group, args: '["G"]' }));
+      await stores.subscriptions.openMessages(owner, id, 'G');
+      await stores.messages.send(message('late', { scope: ScopeNumber.Group, args: '["G"]' }));
+      expect(await datas(id)).toEqual({ data: ['late'], missed: 0 });
+    });
+
+    it('what the retention trimmed before a subscription read it is counted as missed', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      for (let i = 1; i <= 8; i += 1) await stores.messages.send(message(`m${i}`));
+      expect(await datas(id)).toEqual({ data: ['m4', 'm5', 'm6', 'm7', 'm8'], missed: 3 });
+    });
+
+    it('a saga reply is let through only as the answer to a request its sender received, once', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      const reply = message('reply', { key: '__Response', saga_id: 'saga-1', sender_connection_id: owner.connectionId });
+      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({ status: 403 });
+      await stores.messages.send(message('request', { saga_id: 'saga-1' }));
+      expect((await datas(id)).data).toEqual(['request']);
+      expect(await stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).toBeGreaterThan(0);
+      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toBeInstanceOf(HubError);
+    });
+
+    it('a take whose client left rejects with ClientGone and consumes nothing', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      await stores.messages.send(message('kept'));
+      const gone = new AbortController();
+      gone.abort();
+      await expect(stores.messages.take(id, 0, gone.signal)).rejects.toBeInstanceOf(ClientGone);
+      expect((await datas(id)).data).toEqual(['kept']);
+    });
+  });
+
+  describe.skipIf(skip)('SubscriptionStore', () => {
+    it('reuses the owner\'s subscription, re-creates an unknown id, never hands out someone else\'s', async () => {
+      await newStores();
+      const first = await stores.subscriptions.openStateObjects(owner, undefined, patterns('A'));
+      expect(first.added).toBe(true);
+      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('A'))).toEqual({ id: first.id, added: false });
+      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('B'))).toEqual({ id: first.id, added: true });
+      const unknown = randomUUID();
+      expect((await stores.subscriptions.openMessages(owner, unknown)).id).toBe(unknown);
+      const theirs = await stores.subscriptions.openStateObjects(other, first.id, patterns('C'));
+      expect(theirs.id).not.toBe(first.id);
+      expect(await stores.subscriptions.findOwned(owner, first.id, 'state_objects')).toEqual({
+        kind: 'state_objects', filters: [patterns('A'), patterns('B')] });
+      expect(await stores.subscriptions.findOwned(other, first.id, 'state_objects')).toBeUndefined();
+      expect(await stores.subscriptions.findOwned(owner, first.id, 'messages')).toBeUndefined();
+    });
+
+    it('caps the subscriptions of a credential (429) and stores nothing more', async () => {
+      await newStores();
+      for (let i = 0; i < MAX_PER_CREDENTIAL; i += 1) await stores.subscriptions.openMessages(owner, undefined);
+      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({ status: 429 });
+      await expect(stores.subscriptions.openStateObjects(owner, undefined, patterns())).rejects.toMatchObject({ status: 429 });
+    });
+
+    it('the sweep removes subscriptions idle since before the cutoff, except those kept, and says whose they were', async () => {
+      await newStores();
+      const a = await stores.subscriptions.openMessages(owner, undefined);
+      const b = await stores.subscriptions.openMessages(owner, undefined);
+      const expired = await stores.subscriptions.sweep(Date.now(), Date.now() + 60_000, [b.id]);
+      expect(expired).toEqual([{ id: a.id, kind: 'messages', credentialName: 'cred', friendlyName: 'Consumer/App' }]);
+      expect(await stores.subscriptions.findOwned(owner, a.id, 'messages')).toBeUndefined();
+      expect(await stores.subscriptions.findOwned(owner, b.id, 'messages')).toBeDefined();
+    });
+  });
+});
