@@ -85,8 +85,8 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
     const objects = await b.subscriptions.openStateObjects(owner, undefined, { sentinel: 'S2', package: '*', name: '*', type: '*' });
     const messages = await b.subscriptions.openMessages(owner, undefined);
     await a.stateObjects.push({ sentinelName: 'S2', packageName: 'P', name: 'N', type: 'T', value: '7', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
-    await a.messages.send({ sender_connection_id: owner.connectionId, sender_type: 0, sender_friendly_name: 'Consumer/reader', scope: 5,
-      args: '[]', saga_id: null, key: 'K', data: '"hello"', sent_ms: 1 });
+    await a.messages.send({ senderConnectionId: owner.connectionId, senderType: 0, senderFriendlyName: 'Consumer/reader', scope: 5,
+      args: '[]', sagaId: null, key: 'K', data: '"hello"', sentMs: 1 });
     const signal = new AbortController().signal;
     expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current?.value)).toEqual(['7']);
     await a.stateObjects.purge({ sentinelName: 'S2', packageName: 'P' }, { name: '*', type: '*' });

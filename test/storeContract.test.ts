@@ -170,8 +170,8 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-    sender_connection_id: other.connectionId, sender_type: 1, sender_friendly_name: 'S1/P1', scope: ScopeNumber.All, args: '[]',
-    saga_id: null, key: 'K', data, sent_ms: 1_000, ...extra,
+    senderConnectionId: other.connectionId, senderType: 1, senderFriendlyName: 'S1/P1', scope: ScopeNumber.All, args: '[]',
+    sagaId: null, key: 'K', data, sentMs: 1_000, ...extra,
   });
   const datas = async (id: string, limit = 0) => {
     const t = await stores.messages.take(id, limit, signal());
@@ -211,9 +211,9 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     it('a saga reply is let through only as the answer to a request its sender received, once', async () => {
       await newStores();
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
-      const reply = message('reply', { key: '__Response', saga_id: 'saga-1', sender_connection_id: owner.connectionId });
+      const reply = message('reply', { key: '__Response', sagaId: 'saga-1', senderConnectionId: owner.connectionId });
       await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({ status: 403 });
-      await stores.messages.send(message('request', { saga_id: 'saga-1' }));
+      await stores.messages.send(message('request', { sagaId: 'saga-1' }));
       expect((await datas(id)).data).toEqual(['request']);
       expect(await stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).toBeGreaterThan(0);
       await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toBeInstanceOf(HubError);

@@ -12,12 +12,13 @@ import { ClientGone, HubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
-import type { MessageStore, NewMessage, StoredMessage, TakenMessages } from '../../hub/ports/messages.js';
+import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 import { GroupCommit } from './groupCommit.js';
 import { appendMessages } from './logs.js';
+import type { NewMessage as NewMessageRow } from './logs.js';
 import type { PostgresLog } from './pool.js';
-import { storeError, transaction } from './transaction.js';
+import { transaction } from './transaction.js';
 
 export interface MessageRetention {
   count: number;
@@ -25,6 +26,15 @@ export interface MessageRetention {
 }
 
 const PAGE = 512;
+
+/** The columns as the port names them (`AS`): the rows reach the wire records as they are. */
+const COLUMNS = `id, sender_connection_id as "senderConnectionId", sender_type as "senderType",
+  sender_friendly_name as "senderFriendlyName", scope, args, saga_id as "sagaId", key, data, sent_ms as "sentMs"`;
+
+const rowOf = (m: NewMessage): NewMessageRow => ({
+  sender_connection_id: m.senderConnectionId, sender_type: m.senderType, sender_friendly_name: m.senderFriendlyName,
+  scope: m.scope, args: m.args, saga_id: m.sagaId, key: m.key, data: m.data, sent_ms: m.sentMs,
+});
 
 export interface PostgresMessageStoreOptions {
   pool: pg.Pool;
@@ -85,7 +95,7 @@ export class PostgresMessageStore implements MessageStore {
       pool: options.pool,
       log: options.log,
       write: async (client, messages) => {
-        const ids = await appendMessages(client, messages);
+        const ids = await appendMessages(client, messages.map(rowOf));
         await trim(client, ids[ids.length - 1], this.#retention.count);
         return ids;
       },
@@ -101,14 +111,14 @@ export class PostgresMessageStore implements MessageStore {
     if (options.sagaReplyBy === undefined) return this.#sends.submit(message);
     const replyBy = options.sagaReplyBy;
     const id = await transaction(this.#pool, async (client) => {
-      const answered = message.saga_id !== null && ((await client.query({
-        name: 'hub_answer_saga', text: 'delete from saga_requests where connection_id = $1 and saga_id = $2', values: [replyBy, message.saga_id],
+      const answered = message.sagaId !== null && ((await client.query({
+        name: 'hub_answer_saga', text: 'delete from saga_requests where connection_id = $1 and saga_id = $2', values: [replyBy, message.sagaId],
       })).rowCount ?? 0) > 0;
       if (!answered) {
         throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
           `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
       }
-      const [stored] = await appendMessages(client, [message]);
+      const [stored] = await appendMessages(client, [rowOf(message)]);
       await trim(client, stored, this.#retention.count);
       return stored;
     });
@@ -120,18 +130,18 @@ export class PostgresMessageStore implements MessageStore {
     return transaction(this.#pool, async (client) => {
       const to = await addressesOf(client, subscription);
       if (!to) return { messages: [], missed: 0 };
-      const messages: StoredMessage[] = [];
+      const messages: Message[] = [];
       let missed = 0;
       const readFrom = to.readMessageId;
       let cursor = readFrom;
       for (;;) {
-        const { rows } = await client.query<StoredMessage>({
-          name: 'hub_message_page', text: `select * from messages where id > $1 order by id limit ${PAGE}`, values: [cursor],
+        const { rows } = await client.query<Message>({
+          name: 'hub_message_page', text: `select ${COLUMNS} from messages where id > $1 order by id limit ${PAGE}`, values: [cursor],
         });
         if (rows.length === 0) break;
         if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
         for (const row of rows) {
-          const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.sender_connection_id };
+          const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
           cursor = row.id;
           if (isAddressedTo(logged, to)) {
             messages.push(row);
@@ -148,7 +158,7 @@ export class PostgresMessageStore implements MessageStore {
           text: 'update subscriptions set read_message_id = greatest(read_message_id, $1), last_active_ms = $2 where id = $3',
           values: [cursor, now, subscription],
         });
-        const sagas = messages.filter((m) => m.saga_id !== null && m.key !== SAGA_RESPONSE_KEY).map((m) => m.saga_id as string);
+        const sagas = messages.filter((m) => m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY).map((m) => m.sagaId as string);
         if (sagas.length > 0) {
           await client.query({
             name: 'hub_remember_sagas',
@@ -206,4 +216,3 @@ export async function countQueuedMessages(pool: pg.Pool): Promise<number> {
   return rows[0].n;
 }
 
-export { storeError };

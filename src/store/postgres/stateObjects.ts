@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { ChangedStateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, StoredStateObject } from '../../hub/ports/stateObjects.js';
+import type { ChangedStateObject, StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite } from '../../hub/ports/stateObjects.js';
 import { GroupCommit } from './groupCommit.js';
 import { upsertStateObjects } from './logs.js';
 import type { PostgresLog } from './pool.js';
@@ -18,12 +18,15 @@ import { storeError, transaction } from './transaction.js';
 /** A wire `*` pattern as a LIKE pattern (`\`, `%`, `_` escaped with `\`, `*` → `%`), as the filters' generated columns. */
 export const toLike = (pattern: string) => pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
 
-type StateObjectRow = StoredStateObject & { seq: number; is_deleted: boolean; expires_at_ms: number | null; expiry_announced: boolean };
+/** The columns as the port names them (`AS`): the rows reach the wire records as they are. */
+const COLUMNS = `sentinel_name as "sentinelName", package_name as "packageName", name, type, value, metadatas,
+  last_update_ms as "lastUpdateMs", lifetime_s as "lifetimeS"`;
+type StateObjectRow = StateObject & { seq: number; isDeleted: boolean };
 type FilterRow = { sentinel_like: string; package_like: string; name_like: string; type_like: string; exact_name: string | null; read_seq: number; created_seq: number };
 
 const UNREAD = `seq > $2 and seq <= $3 and sentinel_name like $4 and package_name like $5 and type like $6 and (not is_deleted or seq > $7)`;
-const READ_EXACT = `select * from state_objects where name = $1 and ${UNREAD} order by seq`;
-const READ_LIKE = `select * from state_objects where name like $1 and ${UNREAD} order by seq`;
+const READ_EXACT = `select ${COLUMNS}, seq, is_deleted as "isDeleted" from state_objects where name = $1 and ${UNREAD} order by seq`;
+const READ_LIKE = `select ${COLUMNS}, seq, is_deleted as "isDeleted" from state_objects where name like $1 and ${UNREAD} order by seq`;
 
 export interface PostgresStateObjectStoreOptions {
   pool: pg.Pool;
@@ -159,17 +162,17 @@ export class PostgresStateObjectStore implements StateObjectStore {
         await client.query({ name: 'hub_touch', text: 'update subscriptions set last_active_ms = $1 where id = $2', values: [Date.now(), subscription] });
       }
       return rows.map((r) => ({
-        sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type,
-        current: r.is_deleted ? undefined : r,
+        sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type,
+        current: r.isDeleted ? undefined : r,
       }));
     }, { isolation: 'repeatable read' });
   }
 
-  async current(patterns: StateObjectPatterns): Promise<StoredStateObject[]> {
+  async current(patterns: StateObjectPatterns): Promise<StateObject[]> {
     try {
-      const { rows } = await this.#pool.query<StoredStateObject>({
+      const { rows } = await this.#pool.query<StateObject>({
         name: 'hub_current',
-        text: `select * from state_objects where not is_deleted and sentinel_name like $1 and package_name like $2
+        text: `select ${COLUMNS} from state_objects where not is_deleted and sentinel_name like $1 and package_name like $2
                and name like $3 and type like $4 order by sentinel_name, package_name, name`,
         values: [toLike(patterns.sentinel), toLike(patterns.package), toLike(patterns.name), toLike(patterns.type)],
       });

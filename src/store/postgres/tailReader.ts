@@ -82,7 +82,7 @@ export class TailReader {
   /** Takes the current heads as the cursors and starts the fallback timer. */
   async start(): Promise<void> {
     this.#cursors ??= await logHeads(this.#options.db);
-    this.#timer ??= setInterval(() => this.hint(), this.#options.fallbackMs ?? 1_000);
+    this.#timer ??= setInterval(() => void this.hint(), this.#options.fallbackMs ?? 1_000);
     this.#timer.unref();
   }
 
