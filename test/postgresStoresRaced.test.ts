@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { numberTypes } from '../src/store/postgres/pool.js';
-import type { PostgresEngine } from '../src/store/postgres/engine.js';
-import { openPostgresEngine } from '../src/store/postgres/engine.js';
+import type { HubStore } from '../src/hub/ports/hubStore.js';
+import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -18,8 +18,8 @@ const MAX = 3;
 
 describe.skipIf(!server.available)('two processes on one PostgreSQL race the rules SQLite\'s single writer kept', () => {
   let database: TestDatabase;
-  let a: PostgresEngine;
-  let b: PostgresEngine;
+  let a: HubStore;
+  let b: HubStore;
   let admin: pg.Pool;
 
   beforeAll(async () => {
@@ -27,7 +27,7 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
     const options = { url: database.url, sync: 'full' as const, lockWaitMs: 5_000, messageRetention: { count: 100, ms: 3_600_000 },
       maxSubscriptionsPerCredential: MAX, log: { warn: () => {} } };
     // Both start at once: the migrator's lock lets one migrate.
-    [a, b] = await Promise.all([openPostgresEngine(options), openPostgresEngine(options)]);
+    [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
     admin = new pg.Pool({ connectionString: database.url, max: 2, types: numberTypes });
   });
   afterAll(async () => {

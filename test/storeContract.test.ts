@@ -1,8 +1,7 @@
 /**
- * The store's contract, one suite for both engines (issue 22): StateObjectStore, MessageStore and
- * SubscriptionStore (with CallerStore for their owners), at the ports, on SQLite (a file in a temp
- * directory) and on PostgreSQL (a database of this file's own; skipped, and said so, without a server).
- * Each test opens a fresh store.
+ * The store's contract, one suite for both engines (issue 22): every port of src/hub/ports, on SQLite
+ * (a file in a temp directory) and on PostgreSQL (a database of this file's own; skipped, and said so,
+ * without a server). Each test opens a fresh store.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,24 +10,19 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClientGone, HubError } from '../src/errors.js';
 import { createLogger } from '../src/logger.js';
-import type { CallerStore } from '../src/hub/ports/callers.js';
-import type { MessageStore, NewMessage } from '../src/hub/ports/messages.js';
-import type { StateObjectStore, StateObjectWrite } from '../src/hub/ports/stateObjects.js';
-import type { SubscriptionOwner, SubscriptionStore } from '../src/hub/ports/subscriptions.js';
+import type { HubConfiguration } from '../src/config/model.js';
+import type { HubStore } from '../src/hub/ports/hubStore.js';
+import type { NewMessage } from '../src/hub/ports/messages.js';
+import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
+import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { ScopeNumber } from '../src/hub/messageAddresses.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
-import { openPostgresEngine } from '../src/store/postgres/engine.js';
+import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
 
-interface Stores {
-  stateObjects: StateObjectStore;
-  messages: MessageStore;
-  subscriptions: SubscriptionStore;
-  callers: CallerStore;
-  close(): Promise<void>;
-}
+type Stores = HubStore;
 
 const retention = { count: 5, ms: 3_600_000 };
 const MAX_PER_CREDENTIAL = 3;
@@ -51,7 +45,7 @@ const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
     skip: !server.available,
     open: async () => {
       const database = await testDatabase(server);
-      const engine = await openPostgresEngine({
+      const engine = await openPostgresHubStore({
         url: database.url, sync: 'full', lockWaitMs: 1000, messageRetention: retention,
         maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL, log: { warn: () => {} },
       });
@@ -262,6 +256,101 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       expect(expired).toEqual([{ id: a.id, kind: 'messages', credentialName: 'cred', friendlyName: 'Consumer/App' }]);
       expect(await stores.subscriptions.findOwned(owner, a.id, 'messages')).toBeUndefined();
       expect(await stores.subscriptions.findOwned(owner, b.id, 'messages')).toBeDefined();
+    });
+  });
+  describe.skipIf(skip)('PackageLogStore', () => {
+    const entry = (message: string, extra: Partial<{ sentinelName: string; level: 'Info' | 'Warn' | 'Error'; loggedMs: number }> = {}) =>
+      ({ sentinelName: 'S1', packageName: 'P1', level: 'Info' as const, message, loggedMs: 1_000, ...extra });
+
+    it('numbers entries in order; reads the newest oldest first, follows after an Id, filters, and trims to the newest', async () => {
+      await newStores();
+      const ids = await Promise.all(['a', 'b', 'c', 'd'].map((m, i) => stores.packageLogs.write(entry(m, i === 2 ? { level: 'Error', sentinelName: 'S2' } : {}))));
+      expect(ids).toEqual([...ids].sort((x, y) => x - y));
+      const messages = (entries: { message: string }[]) => entries.map((e) => e.message);
+      expect(messages(await stores.packageLogs.read({ limit: 2 }))).toEqual(['c', 'd']);
+      expect(messages(await stores.packageLogs.read({ afterId: ids[0], limit: 2 }))).toEqual(['b', 'c']);
+      expect(messages(await stores.packageLogs.read({ level: 'Error', limit: 10 }))).toEqual(['c']);
+      expect(messages(await stores.packageLogs.read({ sentinelName: 'S1', limit: 10 }))).toEqual(['a', 'b', 'd']);
+      expect(await stores.packageLogs.trim(3)).toBe(1);
+      expect(messages(await stores.packageLogs.read({ limit: 10 }))).toEqual(['b', 'c', 'd']);
+      expect(await stores.packageLogs.read({ afterId: ids[3], limit: 10 })).toEqual([]);
+    });
+  });
+
+  describe.skipIf(skip)('DescriptorStore and HubSettingStore', () => {
+    it('keeps the latest descriptor per instance, and the license as set', async () => {
+      await newStores();
+      const p1 = { sentinelName: 'S1', packageName: 'P1' };
+      expect(await stores.descriptors.find(p1)).toBeUndefined();
+      await stores.descriptors.save(p1, '{"v":1}', 1);
+      await stores.descriptors.save({ sentinelName: 'S0', packageName: 'P9' }, '{"v":9}', 1);
+      await stores.descriptors.save(p1, '{"v":2}', 2);
+      expect(await stores.descriptors.find(p1)).toBe('{"v":2}');
+      expect(await stores.descriptors.all()).toEqual([{ sentinelName: 'S0', packageName: 'P9', descriptor: '{"v":9}' }, { ...p1, descriptor: '{"v":2}' }]);
+      expect(await stores.hubSettings.license()).toBeUndefined();
+      await stores.hubSettings.setLicense('{"key":"x"}');
+      expect(await stores.hubSettings.license()).toBe('{"key":"x"}');
+    });
+  });
+
+  describe.skipIf(skip)('ConfigurationStore', () => {
+    const version = (text: string) => ({ writtenBy: 'test', reason: 'test', applied: true, text });
+    /** Only what the store reads of a configuration: the groups of each package instance. */
+    const withGroups = (groups: string[]) => ({ sentinels: [{ name: 'S1', packages: [{ name: 'P1', groups }] }] }) as unknown as HubConfiguration;
+
+    it('the configured groups of a package instance reach its message subscription; record, revert and applied replace them', async () => {
+      await newStores();
+      const pkg = { connectionId: other.connectionId, credentialName: 'other' };
+      const { id } = await stores.subscriptions.openMessages(pkg, undefined);
+      const sendToGroup = (g: string) => stores.messages.send(message(`to ${g}`, { scope: ScopeNumber.Group, args: JSON.stringify([g]) }));
+      await stores.configuration.applied(version('<a/>'), withGroups(['G1']), { unlessNewest: true });
+      await sendToGroup('G1');
+      expect((await datas(id)).data).toEqual(['to G1']);
+      const recorded = await stores.configuration.record(version('<b/>'), withGroups(['G2']));
+      expect(recorded).toBeGreaterThan(0);
+      await sendToGroup('G1');
+      await sendToGroup('G2');
+      expect((await datas(id)).data).toEqual(['to G2']);
+      await stores.configuration.revert(recorded, withGroups(['G1']));
+      await sendToGroup('G2');
+      await sendToGroup('G1');
+      expect((await datas(id)).data).toEqual(['to G1']);
+    });
+  });
+
+  describe.skipIf(skip)('RepositoryStore', () => {
+    const pkg = (name: string, sha256: string) => ({ name, version: '1.0', description: 'd', author: 'a', fileName: `${name}.zip`, size: 3,
+      sha256, uploadedMs: 1, settings: '[]', icon: Buffer.from([1, 2, 3]), xsds: '{}' });
+
+    it('replaces by name and says which archive nobody names any more; renames unless taken; removes', async () => {
+      await newStores();
+      expect(await stores.repository.replace(pkg('A', 'sha-1'))).toEqual({ unusedArchive: undefined });
+      expect(await stores.repository.replace(pkg('B', 'sha-1'))).toEqual({ unusedArchive: undefined });
+      expect(await stores.repository.replace(pkg('A', 'sha-2'))).toEqual({ unusedArchive: undefined }); // B still names sha-1
+      expect(await stores.repository.find('A')).toEqual(pkg('A', 'sha-2'));
+      expect(await stores.repository.rename('A', 'B')).toBe('taken');
+      expect(await stores.repository.rename('Z', 'Y')).toBe('missing');
+      expect(await stores.repository.rename('A', 'C')).toBe('renamed');
+      expect((await stores.repository.list()).map((p) => p.name)).toEqual(['B', 'C']);
+      expect(await stores.repository.remove('B')).toEqual({ unusedArchive: 'sha-1' });
+      expect(await stores.repository.remove('B')).toBeUndefined();
+      expect(await stores.repository.replace(pkg('C', 'sha-3'))).toEqual({ unusedArchive: 'sha-2' });
+    });
+  });
+
+  describe.skipIf(skip)('ActivityStore and counts', () => {
+    it('counts objects per instance, unread messages per caller, and the newest log of each instance', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      await stores.stateObjects.push(write('B', 1));
+      await stores.subscriptions.openMessages(owner, undefined);
+      await stores.messages.send(message('one'));
+      await stores.packageLogs.write({ sentinelName: 'S1', packageName: 'P1', level: 'Warn', message: 'last', loggedMs: 7 });
+      const activity = await stores.activity.instances();
+      expect(activity.stateObjects).toEqual([{ sentinelName: 'S1', packageName: 'P1', n: 2 }]);
+      expect(activity.subscriptions).toEqual([{ sentinelName: 'Consumer', packageName: 'App', queued: 1, lastActiveMs: expect.any(Number) }]);
+      expect(activity.lastLogs).toEqual([{ sentinelName: 'S1', packageName: 'P1', level: 'Warn', message: 'last', loggedMs: 7 }]);
+      expect(await stores.counts()).toEqual({ subscriptions: [{ kind: 'messages', n: 1 }], queuedMessages: 1, stateObjects: 2 });
     });
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * Wake-ups across hub processes on one PostgreSQL (issue 22): this process's listening connection
+ * (listener.ts) and tail reader (tailReader.ts) feed what other processes committed to this process's
+ * in-memory notifier, through the same announcements its own writes make after their commits. A
+ * notification only says "read"; the tail reader reads the logs above this process's cursors on each
+ * one, on a fallback timer and after every reconnection, so a lost notification delays a wake-up by at
+ * most the fallback interval and never loses it. A change this process made itself comes back too and
+ * wakes nobody new (its polls were woken at its commit): one empty read at worst.
+ */
+import type { PostgresConnectionOptions } from './pool.js';
+import { createPool } from './pool.js';
+import { PostgresListener } from './listener.js';
+import { TailReader } from './tailReader.js';
+
+/** What the feed tells: the notifier's announcements (hub/wakeUps.ts ChangeAnnouncer has these). */
+export interface Announcements {
+  stateObjectChanged(object: { sentinelName: string; packageName: string; name: string; type: string }): unknown;
+  messageSent(message: { id: number; scope: number; args: string[]; senderConnectionId: string }): unknown;
+  logWritten(): void;
+}
+
+export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptions, 'role'> {
+  announce: Announcements;
+  /** The tail reader's fallback interval (HUB_PG_POLL_MS); default 1 s. */
+  fallbackMs?: number;
+  heartbeatMs?: number;
+  firstBackoffMs?: number;
+}
+
+export interface CrossProcessWakeUps {
+  listener: PostgresListener;
+  tail: TailReader;
+  stop(): Promise<void>;
+}
+
+/** Starts listening (resolves once LISTEN is in place and the tail reader knows where the logs end). */
+export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptions): Promise<CrossProcessWakeUps> {
+  const { announce } = options;
+  const pool = createPool({ ...options, role: 'tail', max: 2 });
+  const tail = new TailReader({
+    db: pool, log: options.log, fallbackMs: options.fallbackMs,
+    handlers: {
+      stateObjects: (rows) => {
+        for (const r of rows) announce.stateObjectChanged({ sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type });
+      },
+      messages: (rows) => {
+        for (const r of rows) {
+          announce.messageSent({ id: r.id, scope: r.scope, args: r.scope <= 3 ? (JSON.parse(r.args) as string[]) : [], senderConnectionId: r.sender_connection_id });
+        }
+      },
+      packageLogs: (rows) => {
+        if (rows.length > 0) announce.logWritten();
+      },
+    },
+  });
+  await tail.start();
+  const listener = new PostgresListener({
+    ...options,
+    onNotification: () => void tail.hint(),
+    onReady: () => void tail.hint(),
+  });
+  await listener.start();
+  return {
+    listener,
+    tail,
+    stop: async () => {
+      await listener.stop();
+      await tail.stop();
+      await pool.end();
+    },
+  };
+}

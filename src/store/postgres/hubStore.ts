@@ -1,0 +1,55 @@
+/**
+ * The PostgreSQL engine (issue 22): migrates the database (safe with several processes starting at
+ * once), then builds one implementation of each port of src/hub/ports over one pool of connections
+ * named `hub:<pid>:store`. Every write that changes a log rings the doorbell after its COMMIT (NOTIFY
+ * `hub`, listener.ts), for the other processes' tail readers.
+ */
+import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
+import { PostgresCallerStore } from './callers.js';
+import { PostgresActivityStore, PostgresConfigurationStore, PostgresDescriptorStore, PostgresHubSettingStore, PostgresPackageLogStore, PostgresRepositoryStore } from './cold.js';
+import { notifyCommitted } from './listener.js';
+import type { MessageRetention } from './messages.js';
+import { countQueuedMessages, PostgresMessageStore } from './messages.js';
+import { migratePostgres } from './migrate.js';
+import type { PostgresLog } from './pool.js';
+import { createPool, openPostgres } from './pool.js';
+import { countStateObjects, PostgresStateObjectStore } from './stateObjects.js';
+import { countSubscriptions, PostgresSubscriptionStore } from './subscriptions.js';
+
+export interface PostgresHubStoreOptions {
+  /** HUB_DATABASE_URL. */
+  url: string;
+  sync: 'normal' | 'full';
+  lockWaitMs: number;
+  messageRetention: MessageRetention;
+  maxSubscriptionsPerCredential: number;
+  /** Connections of the pool (HUB_PG_POOL_MAX); default 8. */
+  poolMax?: number;
+  log: PostgresLog;
+}
+
+export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
+  const { log } = options;
+  const { db } = openPostgres({ url: options.url, role: 'migrate', sync: options.sync, lockWaitMs: options.lockWaitMs, log, max: 1 });
+  await migratePostgres(db).finally(() => db.destroy());
+  const pool = createPool({ url: options.url, role: 'store', sync: options.sync, lockWaitMs: options.lockWaitMs, log, max: options.poolMax });
+  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client);
+  return {
+    stateObjects: new PostgresStateObjectStore({ pool, log, announce }),
+    messages: new PostgresMessageStore({ pool, log, retention: options.messageRetention, announce }),
+    subscriptions: new PostgresSubscriptionStore(pool, options.maxSubscriptionsPerCredential),
+    packageLogs: new PostgresPackageLogStore(pool, log, announce),
+    callers: new PostgresCallerStore(pool),
+    descriptors: new PostgresDescriptorStore(pool),
+    activity: new PostgresActivityStore(pool),
+    hubSettings: new PostgresHubSettingStore(pool),
+    configuration: new PostgresConfigurationStore(pool),
+    repository: new PostgresRepositoryStore(pool),
+    counts: async (): Promise<StoreCounts> => ({
+      subscriptions: await countSubscriptions(pool),
+      queuedMessages: await countQueuedMessages(pool),
+      stateObjects: await countStateObjects(pool),
+    }),
+    close: () => pool.end(),
+  };
+}

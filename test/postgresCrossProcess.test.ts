@@ -1,0 +1,81 @@
+/**
+ * A poll waiting on one hub process is woken by a write committed through another (issue 22), at the
+ * store and notifier level: two PostgreSQL engines on one database stand for processes A and B; B has
+ * the in-memory Notifier the hub uses and the cross-process feed (LISTEN + tail reader). Nothing on B
+ * announces A's writes but the feed.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Notifier } from '../src/hub/notifier.js';
+import type { HubStore } from '../src/hub/ports/hubStore.js';
+import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
+import type { CrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
+import { startCrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
+import { postgresServer, testDatabase } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', () => {
+  let database: TestDatabase;
+  let a: HubStore;
+  let b: HubStore;
+  let feed: CrossProcessWakeUps;
+  const notifierB = new Notifier();
+  const log = { warn: () => {} };
+
+  beforeAll(async () => {
+    database = await testDatabase(server);
+    const options = { url: database.url, sync: 'full' as const, lockWaitMs: 5_000, messageRetention: { count: 100, ms: 3_600_000 },
+      maxSubscriptionsPerCredential: 100, log };
+    [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
+    // The fallback timer is off (an hour): only a notification wakes B here.
+    feed = await startCrossProcessWakeUps({ url: database.url, sync: 'full', lockWaitMs: 5_000, log, announce: notifierB, fallbackMs: 3_600_000 });
+  });
+  afterAll(async () => {
+    await feed?.stop();
+    await a?.close();
+    await b?.close();
+    await database?.drop();
+  });
+
+  const owner = async () => {
+    const connectionId = await b.callers.record({ connectionId: randomUUID(), friendlyName: `Consumer/${randomUUID()}`, kind: 'consumer',
+      sentinelName: 'Consumer', packageName: 'App', firstSeenMs: 1 });
+    return { connectionId, credentialName: 'cred' };
+  };
+
+  it('a StateObject poll waiting on B is woken by a push committed on A, and reads it', async () => {
+    const me = await owner();
+    const { id } = await b.subscriptions.openStateObjects(me, undefined, { sentinel: '*', package: '*', name: 'Temperature', type: '*' });
+    const interest = await b.subscriptions.findOwned(me, id, 'state_objects');
+    const signal = new AbortController().signal;
+    expect(await b.stateObjects.take(id, 0, signal)).toEqual([]);
+    const waiter = notifierB.register(id, interest!);
+    const outcome = waiter.wait(30_000, signal);
+    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'Other', type: 'T', value: '0', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
+    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'Temperature', type: 'T', value: '21', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
+    expect(await outcome).toBe('woken');
+    notifierB.release(id, waiter);
+    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([['Temperature', '21']]);
+  });
+
+  it('a message poll waiting on B is woken by a send on A addressed to it, not by one addressed elsewhere', async () => {
+    const me = await owner();
+    const { id } = await b.subscriptions.openMessages(me, undefined);
+    const interest = await b.subscriptions.findOwned(me, id, 'messages');
+    const signal = new AbortController().signal;
+    const waiter = notifierB.register(id, interest!);
+    let settled = false;
+    const outcome = waiter.wait(30_000, signal).finally(() => (settled = true));
+    const send = (scope: number, args: string[]) => a.messages.send({ sender_connection_id: randomUUID(), sender_type: 0, sender_friendly_name: 'Consumer/Other',
+      scope, args: JSON.stringify(args), saga_id: null, key: 'K', data: JSON.stringify(args), sent_ms: 1 });
+    await send(3, ['ElsewhereSentinel']);
+    await feed.tail.hint(); // read and announced: it woke nobody
+    expect(settled).toBe(false);
+    await send(2, [me.connectionId]);
+    expect(await outcome).toBe('woken');
+    notifierB.release(id, waiter);
+    expect((await b.messages.take(id, 0, signal)).messages.map((m) => m.data)).toEqual([JSON.stringify([me.connectionId])]);
+  });
+});
