@@ -24,6 +24,8 @@ export interface GroupCommitOptions<I, R> {
   write(client: pg.PoolClient, items: I[]): Promise<R[]>;
   /** After the COMMIT and the settling of its promises (never awaited by them). */
   afterCommit?(client: pg.PoolClient, items: I[], results: R[]): Promise<void>;
+  /** Told each COMMIT's duration in ms and the items it carried (metrics). */
+  committed?(commitMs: number, items: number): void;
   /** Items per transaction at most; the rest form the next. Default 1,000. */
   maxItems?: number;
   log: PostgresLog;
@@ -142,11 +144,13 @@ export class GroupCommit<I, R> {
       if (!isConnectionLost(error)) await client.query('rollback').catch(() => {});
       throw error;
     }
+    const started = performance.now();
     try {
       await client.query('commit');
     } catch (error) {
       throw new CommitFailed(error);
     }
+    this.#options.committed?.(performance.now() - started, items.length);
     this.#transactions += 1;
     return results;
   }

@@ -26,6 +26,8 @@ export interface PostgresHubStoreOptions {
   /** Connections of the pool (HUB_PG_POOL_MAX); default 8. */
   poolMax?: number;
   log: PostgresLog;
+  /** Each group commit's COMMIT duration in ms and how many items it carried (metrics). */
+  committed?: (commitMs: number, items?: number) => void;
 }
 
 export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
@@ -35,8 +37,8 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
   const pool = createPool({ url: options.url, role: 'store', sync: options.sync, lockWaitMs: options.lockWaitMs, log, max: options.poolMax });
   const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client);
   return {
-    stateObjects: new PostgresStateObjectStore({ pool, log, announce }),
-    messages: new PostgresMessageStore({ pool, log, retention: options.messageRetention, announce }),
+    stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed }),
+    messages: new PostgresMessageStore({ pool, log, retention: options.messageRetention, announce, committed: options.committed }),
     subscriptions: new PostgresSubscriptionStore(pool, options.maxSubscriptionsPerCredential),
     packageLogs: new PostgresPackageLogStore(pool, log, announce),
     callers: new PostgresCallerStore(pool),

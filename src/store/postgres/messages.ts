@@ -41,6 +41,8 @@ export interface PostgresMessageStoreOptions {
   log: PostgresLog;
   retention: MessageRetention;
   announce?(client: pg.PoolClient): Promise<void>;
+  /** Each group commit's COMMIT duration in ms and its items (metrics). */
+  committed?(commitMs: number, items: number): void;
 }
 
 type CallerRow = { connection_id: string; friendly_name: string; kind: string; sentinel_name: string; package_name: string; read_message_id: number };
@@ -100,6 +102,7 @@ export class PostgresMessageStore implements MessageStore {
         return ids;
       },
       afterCommit: (client) => this.#announce(client),
+      committed: options.committed,
     });
   }
 

@@ -33,6 +33,8 @@ export interface PostgresStateObjectStoreOptions {
   log: PostgresLog;
   /** Rings the other processes after a commit that changed the log (listener.ts, notifyCommitted). */
   announce?(client: pg.PoolClient): Promise<void>;
+  /** Each group commit's COMMIT duration in ms and its items (metrics). */
+  committed?(commitMs: number, items: number): void;
 }
 
 export class PostgresStateObjectStore implements StateObjectStore {
@@ -60,6 +62,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
         return writes.map(() => undefined);
       },
       afterCommit: (client) => this.#announce(client),
+      committed: options.committed,
     });
   }
 
