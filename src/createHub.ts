@@ -41,6 +41,8 @@ import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
+import { openPostgresHubStore } from './store/postgres/hubStore.js';
+import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -51,7 +53,8 @@ export interface Hub {
   /** Every address served, one per listen URI (several when the configuration lists several). */
   readonly urls: string[];
   readonly services: HubServices;
-  readonly database: OpenedDatabase;
+  /** The SQLite file (unset on PostgreSQL). */
+  readonly database: OpenedDatabase | undefined;
   /** Set when the first start generated the administrator's access key. */
   readonly generatedAdminKey: string | undefined;
   /**
@@ -191,19 +194,34 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     waitingPolls: () => notifier.waitingCount,
     counts: () => store.counts(),
   });
-  const store = await openSqliteHubStore({
-    file: path.join(options.dataDir, 'hub.db'),
-    sync: options.sync,
-    lockWaitMs: options.lockWaitMs,
-    messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-    maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-    vacuumIntervalMs: options.vacuumIntervalMs,
-    logger,
-    committed: (commitMs, pieces) => {
-      metrics.commitDuration.observe(commitMs / 1000);
-      if (pieces !== undefined) metrics.batchSize.observe(pieces);
-    },
-  });
+  const committed = (commitMs: number, pieces?: number) => {
+    metrics.commitDuration.observe(commitMs / 1000);
+    if (pieces !== undefined) metrics.batchSize.observe(pieces);
+  };
+  const store: HubStore & { database?: OpenedDatabase } = options.databaseUrl
+    ? await openPostgresHubStore({
+      url: options.databaseUrl,
+      sync: options.sync,
+      lockWaitMs: options.lockWaitMs,
+      messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+      maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+      log: logger,
+      committed,
+    })
+    : await openSqliteHubStore({
+      file: path.join(options.dataDir, 'hub.db'),
+      sync: options.sync,
+      lockWaitMs: options.lockWaitMs,
+      messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+      maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+      vacuumIntervalMs: options.vacuumIntervalMs,
+      logger,
+      committed,
+    });
+  // PostgreSQL: what other hub processes commit wakes this one's polls too.
+  const feed = options.databaseUrl
+    ? await startCrossProcessWakeUps({ url: options.databaseUrl, sync: options.sync, lockWaitMs: options.lockWaitMs, log: logger, announce: notifier })
+    : undefined;
   const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
   await sweeper.discountDowntime();
   await expiry.start();
@@ -216,6 +234,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   } catch (error) {
     await expiry.stop();
     await sweeper.stop();
+    await feed?.stop();
     await store.close();
     throw error;
   }
@@ -228,6 +247,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       await servers.close(() => notifier.endAll());
       await expiry.stop();
       await sweeper.stop();
+      await feed?.stop();
       await store.close();
     })();
     return stopping;

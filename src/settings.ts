@@ -50,12 +50,15 @@ export interface HubOptions {
   /** PEM certificate chain and private key files for `https://` listen URIs (HUB_TLS_CERT, HUB_TLS_KEY). */
   tlsCertPath?: string;
   tlsKeyPath?: string;
+  /** HUB_DATABASE_URL: postgres://… runs the store on PostgreSQL; unset, SQLite in the data directory. */
+  databaseUrl?: string;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
 
 const envSchema = z.object({
   HUB_DATA_DIR: z.string().min(1).default('./data'),
+  HUB_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
   HUB_CONFIG: z.string().min(1).optional(),
   HUB_PORT: integer(0).max(65535).optional(),
   HUB_HOST: z.string().min(1).optional(),
@@ -154,5 +157,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     tlsCertPath: e.HUB_TLS_CERT === undefined ? undefined : path.resolve(e.HUB_TLS_CERT),
     tlsKeyPath: e.HUB_TLS_KEY === undefined ? undefined : path.resolve(e.HUB_TLS_KEY),
     vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
+    databaseUrl: e.HUB_DATABASE_URL,
   });
 }

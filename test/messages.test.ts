@@ -42,12 +42,12 @@ describe('callers', () => {
     const storm = consumer('Storm');
     const ids = await Promise.all(Array.from({ length: 40 }, () => subscribe(h, storm)));
     expect(new Set(ids).size).toBe(40);
-    const owners = h.database.sqlite
+    const owners = h.database!.sqlite
       .prepare(`select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`)
       .pluck()
       .all(JSON.stringify(ids));
     expect(owners).toHaveLength(1);
-    expect(h.database.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get()).toBe(1);
+    expect(h.database!.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get()).toBe(1);
   });
 });
 

@@ -179,8 +179,8 @@ describe('space given back', () => {
     old.exec('create table leftover (x); insert into leftover values (1)');
     old.close();
     const h = await hub({ dataDir, options: { vacuumIntervalMs: 1000 } });
-    expect(h.database.switchedToIncrementalVacuum).toBe(true);
-    const { sqlite } = h.database;
+    expect(h.database!.switchedToIncrementalVacuum).toBe(true);
+    const { sqlite } = h.database!;
     expect(sqlite.pragma('auto_vacuum', { simple: true })).toBe(2);
     expect(sqlite.pragma('journal_size_limit', { simple: true })).toBe(16 * 1024 * 1024);
     for (let i = 0; i < 50; i++) {
