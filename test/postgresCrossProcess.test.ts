@@ -68,8 +68,8 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     const waiter = notifierB.register(id, interest!);
     let settled = false;
     const outcome = waiter.wait(30_000, signal).finally(() => (settled = true));
-    const send = (scope: number, args: string[]) => a.messages.send({ sender_connection_id: randomUUID(), sender_type: 0, sender_friendly_name: 'Consumer/Other',
-      scope, args: JSON.stringify(args), saga_id: null, key: 'K', data: JSON.stringify(args), sent_ms: 1 });
+    const send = (scope: number, args: string[]) => a.messages.send({ senderConnectionId: randomUUID(), senderType: 0, senderFriendlyName: 'Consumer/Other',
+      scope, args: JSON.stringify(args), sagaId: null, key: 'K', data: JSON.stringify(args), sentMs: 1 });
     await send(3, ['ElsewhereSentinel']);
     await feed.tail.hint(); // read and announced: it woke nobody
     expect(settled).toBe(false);
