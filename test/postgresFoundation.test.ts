@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { applicationName, createPool, numberTypes, openPostgres } from '../src/store/postgres/pool.js';
+import { applicationName, createPool, openPostgres } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
 import type { NewMessage, NewStateObject } from '../src/store/postgres/logs.js';
 import type { PostgresDatabase } from '../src/store/postgres/schema.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -49,7 +49,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    admin = new pg.Pool({ connectionString: database.url, max: 2, types: numberTypes });
+    admin = testPool(database.url, 2);
   });
   afterAll(async () => {
     await admin?.end();

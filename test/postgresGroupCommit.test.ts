@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createPool, numberTypes, openPostgres } from '../src/store/postgres/pool.js';
+import { createPool, openPostgres } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages } from '../src/store/postgres/logs.js';
 import type { NewMessage } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { notifyCommitted } from '../src/store/postgres/listener.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -33,7 +33,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
     await migratePostgres(db).finally(() => db.destroy());
     pool = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log });
-    admin = new pg.Pool({ connectionString: database.url, max: 3, types: numberTypes });
+    admin = testPool(database.url);
   });
   afterAll(async () => {
     await pool?.end();
@@ -114,7 +114,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
   });
 
   it('rings the doorbell after the COMMIT, on its connection, outside the transaction', async () => {
-    const listener = new pg.Client({ connectionString: database.url });
+    const listener = testClient(database.url);
     await listener.connect();
     const heard: { payload: string; visible: boolean }[] = [];
     const hearing = new Promise<void>((resolve) => {

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import pg from 'pg';
-import { applicationName, createPool, numberTypes, openPostgres } from '../src/store/postgres/pool.js';
+import { applicationName, createPool, openPostgres } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages, appendPackageLogs, upsertStateObjects } from '../src/store/postgres/logs.js';
@@ -15,7 +15,7 @@ import type { NewMessage } from '../src/store/postgres/logs.js';
 import { notifyCommitted, PostgresListener } from '../src/store/postgres/listener.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
 import type { ChangedStateObjectKey, PackageLogKey, SentMessageKey } from '../src/store/postgres/tailReader.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testClient, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -119,10 +119,10 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
 
   it('a listening connection killed with pg_terminate_backend comes back, and a write committed while it was gone is read', async () => {
     const b = await processB({ role: 'listen-kill', firstBackoffMs: 50 });
-    const admin = new pg.Client({ connectionString: database.url, types: numberTypes });
+    const admin = testClient(database.url);
     await admin.connect();
     // ALTER DATABASE … allow_connections runs from another database.
-    const outside = new pg.Client({ connectionString: server.adminUrl });
+    const outside = testClient(server.adminUrl);
     await outside.connect();
     const allowConnections = (allow: boolean) => outside.query(`alter database ${database.name} allow_connections ${allow}`);
     const warningsBefore = warnings.length;

@@ -6,11 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { numberTypes } from '../src/store/postgres/pool.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -28,7 +27,7 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
       maxSubscriptionsPerCredential: MAX, log: { warn: () => {} } };
     // Both start at once: the migrator's lock lets one migrate.
     [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
-    admin = new pg.Pool({ connectionString: database.url, max: 2, types: numberTypes });
+    admin = testPool(database.url, 2);
   });
   afterAll(async () => {
     await a?.close();

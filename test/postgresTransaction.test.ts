@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ClientGone, HubError } from '../src/errors.js';
-import { applicationName, createPool, numberTypes } from '../src/store/postgres/pool.js';
+import { applicationName, createPool } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { transaction } from '../src/store/postgres/transaction.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -22,7 +22,7 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
   beforeAll(async () => {
     database = await testDatabase(server);
     pool = createPool({ url: database.url, role: 'tx', sync: 'full', lockWaitMs: 200, log, max: 2 });
-    admin = new pg.Pool({ connectionString: database.url, max: 3, types: numberTypes });
+    admin = testPool(database.url);
     await admin.query('create table t (id int primary key, v int not null)');
     await admin.query('insert into t values (1, 0)');
   });

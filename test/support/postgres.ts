@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { numberTypes } from '../../src/store/postgres/pool.js';
 
 const run = promisify(execFile);
 
@@ -109,6 +110,24 @@ export async function testDatabase(server: PostgresServer): Promise<TestDatabase
     url: withDatabase(server.adminUrl, name),
     drop: () => admin(server.adminUrl, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {}),
   };
+}
+
+/**
+ * A plain pool for a test's own statements (int8 as numbers). Its connections ignore their errors: one
+ * ended by `drop()` or killed on purpose must not become an unhandled error of the test run.
+ */
+export function testPool(url: string, max = 3): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types: numberTypes });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
+/** A plain client, its errors ignored as testPool's. Connect it yourself. */
+export function testClient(url: string): pg.Client {
+  const client = new pg.Client({ connectionString: url, types: numberTypes });
+  client.on('error', () => {});
+  return client;
 }
 
 // ---- throwaway clusters ----
