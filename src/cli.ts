@@ -6,14 +6,20 @@ import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
 import type { Hub } from './createHub.js';
 import { HUB_VERSION, startHub } from './createHub.js';
-import { DataDirectoryInUse } from './db/dataDirectory.js';
+import { DataDirectoryInUse, lockDataDirectory } from './db/dataDirectory.js';
+import path from 'node:path';
+import { copySqliteToPostgres } from './store/postgres/fromSqlite.js';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
+import type { HubOptions } from './settings.js';
 import { optionsFromEnvironment } from './settings.js';
 
 const USAGE = `Usage: hub [--help] [--version]
+       hub migrate
 
-Starts the hub: the consumer, platform and management REST interfaces over one SQLite file.
+Starts the hub: the consumer, platform and management REST interfaces over one SQLite file (or a
+PostgreSQL database, HUB_DATABASE_URL). \`hub migrate\` copies HUB_DATA_DIR/hub.db, with the hub on it
+stopped, into the empty PostgreSQL database HUB_DATABASE_URL (docs/operations.md).
 Everything else is configured by environment variables (README.md, "Configuration"), e.g.
   HUB_DATA_DIR   data directory (default ./data): hub.db, the configuration file, packages
   HUB_CONFIG     configuration file (default HUB_DATA_DIR/hub.config.xml)
@@ -32,14 +38,19 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function parseCommandLine(): void {
+/** The command: start the hub, or `migrate`. */
+function parseCommandLine(): 'start' | 'migrate' {
   let values: { help?: boolean; version?: boolean };
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     }));
+    if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== 'migrate')) {
+      throw new Error(`Unknown command: ${positionals.join(' ')}`);
+    }
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     process.exit(2);
@@ -52,6 +63,27 @@ function parseCommandLine(): void {
     process.stdout.write(`${HUB_VERSION}\n`);
     process.exit(0);
   }
+  return positionals[0] === 'migrate' ? 'migrate' : 'start';
+}
+
+/** `hub migrate`: HUB_DATA_DIR/hub.db into the empty database HUB_DATABASE_URL, the data directory held meanwhile. */
+async function migrate(options: HubOptions): Promise<void> {
+  if (options.databaseUrl === undefined) fail('hub migrate needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
+  let lock;
+  try {
+    lock = lockDataDirectory(options.dataDir);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  try {
+    const report = await copySqliteToPostgres({ sqliteFile: path.join(options.dataDir, 'hub.db'), url: options.databaseUrl, log: createLogger(options.logLevel) });
+    for (const [table, n] of Object.entries(report)) console.log(`${table}: ${n}`);
+    console.log(`copied into ${options.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}: start the hub with HUB_DATABASE_URL set`);
+  } catch (error) {
+    lock.release();
+    fail((error as Error).message);
+  }
+  lock.release();
 }
 
 /**
@@ -97,7 +129,7 @@ function installSignalHandlers(hub: Hub, configPath: string, logger: Logger): vo
 }
 
 async function main(): Promise<void> {
-  parseCommandLine();
+  const command = parseCommandLine();
   // hub.db, its WAL and the configuration file hold access keys: nothing the hub creates is for others.
   process.umask(0o077);
   let options;
@@ -106,6 +138,7 @@ async function main(): Promise<void> {
   } catch (error) {
     fail((error as Error).message);
   }
+  if (command === 'migrate') return migrate(options);
   const logger = createLogger(options.logLevel);
   let hub;
   try {

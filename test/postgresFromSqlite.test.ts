@@ -1,0 +1,104 @@
+/**
+ * Moving house (issue 22): a hub used on SQLite is stopped, its hub.db copied into an empty
+ * PostgreSQL database (store/postgres/fromSqlite.ts), and a hub started on that database with the
+ * same data directory carries on where it stopped: cursors, unread messages, numbering, logs.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import { copySqliteToPostgres } from '../src/store/postgres/fromSqlite.js';
+import { admin, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
+import { postgresServer, testDatabase } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+const log = { warn: () => {} };
+
+describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () => {
+  let database: TestDatabase;
+  let hub: TestHub | undefined;
+
+  beforeAll(async () => {
+    database = await testDatabase(server);
+  });
+  afterAll(async () => {
+    await hub?.stop();
+    await database?.drop();
+  });
+
+  const app = consumer('Mover');
+  const p1 = pkg('S1', 'P1');
+  const objects = async (h: TestHub, id: string) =>
+    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<StateObjectUpdate[]>()
+      .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
+  const messages = async (h: TestHub, id: string) =>
+    (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 })).json<MessageRecord[]>().map((m) => m.Data);
+  const send = (h: TestHub, data: string) => get(h, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: JSON.stringify(data) });
+
+  it('keeps cursors, unread messages, numbering and logs, and refuses a database that is not empty', async () => {
+    const sqliteHub = await startTestHub();
+    const dataDir = sqliteHub.dataDir;
+    hub = sqliteHub;
+    await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'A', value: 1 });
+    await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'B', value: 1 });
+    const objectsId = idOf(await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '[x]*' }));
+    const everything = idOf(await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '*', subscriptionId: objectsId }));
+    expect(everything).toBe(objectsId);
+    expect(await objects(sqliteHub, objectsId)).toEqual([['A', 1], ['B', 1]]);
+    await get(sqliteHub, 'platform/PurgeStateObjects', p1, { name: 'B' });
+    await get(sqliteHub, 'platform/PushStateObject', p1, { name: '[x]y', value: 2 });
+    const messagesId = idOf(await get(sqliteHub, 'consumer/SubscribeToMessage', app));
+    await send(sqliteHub, 'read before');
+    expect(await messages(sqliteHub, messagesId)).toEqual(['read before']);
+    await send(sqliteHub, 'unread');
+    await get(sqliteHub, 'platform/WriteLog', p1, { message: 'before the move' });
+    await sqliteHub.stop();
+    hub = undefined;
+
+    const report = await copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log });
+    expect(report).toMatchObject({ state_objects: 3, subscriptions: 2, state_object_filters: 2, messages: 2, package_logs: 1 });
+
+    const pgHub = await startTestHub({ dataDir, config: null, options: { databaseUrl: database.url } });
+    hub = pgHub;
+    expect(await objects(pgHub, objectsId)).toEqual([['B', 'deleted'], ['[x]y', 2]]);
+    expect(await messages(pgHub, messagesId)).toEqual(['unread']);
+    await get(pgHub, 'platform/PushStateObject', p1, { name: 'A', value: 3 });
+    await send(pgHub, 'after');
+    expect(await objects(pgHub, objectsId)).toEqual([['A', 3]]);
+    expect(await messages(pgHub, messagesId)).toEqual(['after']);
+    await get(pgHub, 'platform/WriteLog', p1, { message: 'after the move' });
+    const logs = (await get(pgHub, 'management/logs', admin)).json<{ Message: string; Id: number }[]>();
+    expect(logs.map((l) => l.Message)).toEqual(['before the move', 'after the move']);
+    expect(logs[1].Id).toBe(logs[0].Id + 1);
+
+    await expect(copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log })).rejects.toThrow(/not empty/);
+  });
+
+  it('`hub migrate` copies the data directory of a stopped hub, and refuses one a hub is running on', async () => {
+    const running = await startTestHub();
+    hub = running;
+    await get(running, 'platform/PushStateObject', p1, { name: 'Moved', value: 5 });
+    const target = await testDatabase(server);
+    const run = (dataDir: string) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+      env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_DATABASE_URL: target.url, HUB_LOG_LEVEL: 'silent' },
+    });
+    try {
+      await expect(run(running.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/in use|running/i) });
+      await running.stop();
+      hub = undefined;
+      const { stdout } = await run(running.dataDir);
+      expect(stdout).toMatch(/^state_objects: 1$/m);
+      const client = new pg.Client({ connectionString: target.url });
+      await client.connect();
+      const { rows } = await client.query('select name, value from state_objects');
+      await client.end();
+      expect(rows).toEqual([{ name: 'Moved', value: '5' }]);
+    } finally {
+      await target.drop();
+    }
+  });
+});
