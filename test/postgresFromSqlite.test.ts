@@ -6,13 +6,12 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
 import { copySqliteToPostgres } from '../src/store/postgres/fromSqlite.js';
 import { admin, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { postgresServer, testClient, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -92,7 +91,7 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
       hub = undefined;
       const { stdout } = await run(running.dataDir);
       expect(stdout).toMatch(/^state_objects: 1$/m);
-      const client = new pg.Client({ connectionString: target.url });
+      const client = testClient(target.url);
       await client.connect();
       const { rows } = await client.query('select name, value from state_objects');
       await client.end();
