@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { copySqliteToPostgres } from '../src/store/postgres/fromSqlite.js';
 import { admin, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
@@ -32,7 +32,7 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
   const app = consumer('Mover');
   const p1 = pkg('S1', 'P1');
   const objects = async (h: TestHub, id: string) =>
-    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<StateObjectUpdate[]>()
+    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<StateObjectUpdateRecord[]>()
       .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
   const messages = async (h: TestHub, id: string) =>
     (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 })).json<MessageRecord[]>().map((m) => m.Data);

@@ -4,7 +4,7 @@
  * A poll waiting on hub B is answered by a push or a send made through hub A.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MessageRecord, StateObjectUpdate } from '../src/hub/records.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
@@ -37,7 +37,7 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
     expect((await get(a, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 21 })).status).toBe(204);
     const reply = await poll;
     expect(reply.status).toBe(200);
-    expect(reply.json<StateObjectUpdate[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([['Temperature', 21]]);
+    expect(reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([['Temperature', 21]]);
   });
 
   it('a GetMessages waiting on B is answered by a send through A', async () => {

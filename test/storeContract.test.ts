@@ -15,7 +15,7 @@ import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
 import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
 import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
-import { ScopeNumber } from '../src/hub/messageAddresses.js';
+import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
@@ -164,7 +164,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-    senderConnectionId: other.connectionId, senderType: 1, senderFriendlyName: 'S1/P1', scope: ScopeNumber.All, args: '[]',
+    senderConnectionId: other.connectionId, senderType: 1, senderFriendlyName: 'S1/P1', scope: ScopeType.All, args: '[]',
     sagaId: null, key: 'K', data, sentMs: 1_000, ...extra,
   });
   const datas = async (id: string, limit = 0) => {
@@ -178,9 +178,9 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await stores.messages.send(message('before'));
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
       await stores.messages.send(message('all'));
-      await stores.messages.send(message('to a sentinel', { scope: ScopeNumber.Sentinel, args: '["Elsewhere"]' }));
-      await Promise.all([stores.messages.send(message('to me', { scope: ScopeNumber.Package, args: JSON.stringify([owner.connectionId]) })),
-        stores.messages.send(message('others', { scope: ScopeNumber.Others }))]);
+      await stores.messages.send(message('to a sentinel', { scope: ScopeType.Sentinel, args: '["Elsewhere"]' }));
+      await Promise.all([stores.messages.send(message('to me', { scope: ScopeType.Package, args: JSON.stringify([owner.connectionId]) })),
+        stores.messages.send(message('others', { scope: ScopeType.Others }))]);
       expect(await datas(id, 2)).toEqual({ data: ['all', 'to me'], missed: 0 });
       expect(await datas(id)).toEqual({ data: ['others'], missed: 0 });
       expect(await datas(id)).toEqual({ data: [], missed: 0 });
@@ -189,9 +189,9 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     it('a group joined reaches only later messages', async () => {
       await newStores();
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
-      await stores.messages.send(message('early', { scope: ScopeNumber.Group, args: '["G"]' }));
+      await stores.messages.send(message('early', { scope: ScopeType.Group, args: '["G"]' }));
       await stores.subscriptions.openMessages(owner, id, 'G');
-      await stores.messages.send(message('late', { scope: ScopeNumber.Group, args: '["G"]' }));
+      await stores.messages.send(message('late', { scope: ScopeType.Group, args: '["G"]' }));
       expect(await datas(id)).toEqual({ data: ['late'], missed: 0 });
     });
 
@@ -302,7 +302,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       const pkg = { connectionId: other.connectionId, credentialName: 'other' };
       const { id } = await stores.subscriptions.openMessages(pkg, undefined);
-      const sendToGroup = (g: string) => stores.messages.send(message(`to ${g}`, { scope: ScopeNumber.Group, args: JSON.stringify([g]) }));
+      const sendToGroup = (g: string) => stores.messages.send(message(`to ${g}`, { scope: ScopeType.Group, args: JSON.stringify([g]) }));
       await stores.configuration.applied(version('<a/>'), withGroups(['G1']), { unlessNewest: true });
       await sendToGroup('G1');
       expect((await datas(id)).data).toEqual(['to G1']);

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import type { HubConfiguration } from '../../config/model.js';
-import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import type { MessageAddresses, SentMessage } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { ActivityStore, InstanceActivity } from '../../hub/ports/activity.js';
 import type { ConfigurationStore, ConfigurationVersion } from '../../hub/ports/configuration.js';
@@ -144,7 +144,7 @@ export class PostgresActivityStore implements ActivityStore {
       const configured = (await client.query<{ sentinel_name: string; instance_name: string; group_name: string }>(
         'select sentinel_name, instance_name, group_name from package_instance_groups')).rows;
       const head = (await client.query<{ seq: number }>(`select seq from log_heads where log = 'messages'`)).rows[0].seq;
-      const log: LoggedMessage[] = (await client.query<{ id: number; scope: number; args: string; sender_connection_id: string }>(
+      const log: SentMessage[] = (await client.query<{ id: number; scope: number; args: string; sender_connection_id: string }>(
         'select id, scope, args, sender_connection_id from messages where id > $1 order by id', [Math.max(0, head - COUNTED_LOG_ENTRIES)])).rows
         .map((m) => ({ id: m.id, scope: m.scope, args: JSON.parse(m.args) as string[], senderConnectionId: m.sender_connection_id }));
       const result = new Map<string, InstanceKey & { queued: number; lastActiveMs: number }>();

@@ -10,7 +10,7 @@
 import type pg from 'pg';
 import { ClientGone, HubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { LoggedMessage, MessageAddresses } from '../../hub/messageAddresses.js';
+import type { MessageAddresses, SentMessage } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
@@ -144,7 +144,7 @@ export class PostgresMessageStore implements MessageStore {
         if (rows.length === 0) break;
         if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
         for (const row of rows) {
-          const logged: LoggedMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
+          const logged: SentMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
           cursor = row.id;
           if (isAddressedTo(logged, to)) {
             messages.push(row);

@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { ChangedStateObject, StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite } from '../../hub/ports/stateObjects.js';
+import type { StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, TakenStateObject } from '../../hub/ports/stateObjects.js';
 import { GroupCommit } from './groupCommit.js';
 import { upsertStateObjects } from './logs.js';
 import type { PostgresLog } from './pool.js';
@@ -70,7 +70,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
     return this.#pushes.submit(write);
   }
 
-  async purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<ChangedStateObject[]> {
+  async purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]> {
     const purged = await transaction(this.#pool, async (client) => {
       const head = await lockHead(client);
       const { rows } = await client.query<{ name: string; type: string }>({
@@ -97,7 +97,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
   }
 
   /** Under the head's lock, so that several processes announce each expiry once. */
-  async expire(now: number): Promise<ChangedStateObject[]> {
+  async expire(now: number): Promise<StateObjectChange[]> {
     const expired = await transaction(this.#pool, async (client) => {
       const head = await lockHead(client);
       const { rows } = await client.query<{ sentinel_name: string; package_name: string; name: string; type: string }>({
@@ -127,7 +127,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
    * `limit` changed objects, 0 = all, each with its latest value), and moves its cursors past them.
    * Rejects with ClientGone, rolling back, when `abort` fired meanwhile.
    */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<StateObjectChange[]> {
+  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]> {
     return transaction(this.#pool, async (client) => {
       const top = await headOf(client);
       const filters = (await client.query<FilterRow>({

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { HubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
-import type { ExpiredSubscription, Interest, OpenedSubscription, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
+import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
 import { addressesOf, messageHead } from './messages.js';
 import { storeError, transaction } from './transaction.js';
@@ -51,8 +51,8 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     });
   }
 
-  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<Interest | undefined> {
-    return transaction(this.pool, async (client): Promise<Interest | undefined> => {
+  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined> {
+    return transaction(this.pool, async (client): Promise<SubscriptionInterest | undefined> => {
       const row = await selectSubscription(client, id);
       if (!row || !owns(row, owner, kind)) return undefined;
       await touch(client, id);
