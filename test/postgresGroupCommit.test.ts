@@ -96,7 +96,13 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
           await other.query('begin');
           await other.query(`set local deadlock_timeout = '10s'`);
           await other.query('update deadlock_demo set v = v + 10 where id = 2');
+          const otherPid = (await other.query('select pg_backend_pid() as pid')).rows[0].pid as number;
           otherDone = other.query('update deadlock_demo set v = v + 10 where id = 1').then(() => other.query('commit'));
+          // The other waits on row 1 before this batch waits on row 2: the cycle exists when the batch's
+          // (shorter) deadlock check runs, so the batch is the victim.
+          while ((await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [otherPid])).rows[0]?.wait_event_type !== 'Lock') {
+            await new Promise((r) => setTimeout(r, 5));
+          }
         }
         await client.query('update deadlock_demo set v = v + 1 where id = 2');
         return items;
