@@ -5,10 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { defaultConfiguration, generateAccessKey, readConfigurationText, writeFileAtomically } from './config/configFile.js';
-import type { ConfigurationFile } from './config/model.js';
-import { ConfigurationError, managementAccessProblem } from './config/validate.js';
-import { parseConfigurationFile, serializeConfiguration } from './config/xmlFile.js';
+import type { StartingConfiguration } from './config/configFile.js';
+import { startingConfiguration } from './config/configFile.js';
+import { ConfigurationError } from './config/validate.js';
 import type { OpenedDatabase } from './db/open.js';
 import { lockDataDirectory } from './db/dataDirectory.js';
 import { CallerDirectory } from './hub/caller.js';
@@ -67,25 +66,6 @@ export interface Hub {
 }
 
 /**
- * Reads the configuration file; on a first start writes the default one. Throws ConfigurationError
- * before any database work when the file could not run a hub.
- */
-async function loadConfiguration(options: HubOptions): Promise<{ file: ConfigurationFile; text: string; generatedAdminKey?: string }> {
-  const text = await readConfigurationText(options.configPath);
-  if (text !== undefined) {
-    const file = parseConfigurationFile(text);
-    const problem = managementAccessProblem(file.config);
-    if (problem) throw new ConfigurationError(`${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`);
-    return { file, text };
-  }
-  const generatedAdminKey = options.adminKey ? undefined : generateAccessKey();
-  const config = defaultConfiguration(options.adminKey ?? (generatedAdminKey as string));
-  const written = serializeConfiguration(config);
-  await writeFileAtomically(options.configPath, written);
-  return { file: { config, appSettings: {}, ignored: [] }, text: written, generatedAdminKey };
-}
-
-/**
  * Starts a hub on `options.dataDir`, which it holds alone until stopped: a second hub on the same
  * directory fails here with DataDirectoryInUse naming the first one's pid (db/dataDirectory.ts).
  */
@@ -118,10 +98,8 @@ function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] 
   return addresses;
 }
 
-type Loaded = Awaited<ReturnType<typeof loadConfiguration>>;
-
 /** The domain services over `store`, and the timers they need (not started yet). */
-async function createServices(options: HubOptions, logger: Logger, loaded: Loaded, store: HubStore, notifier: Notifier, metrics: HubMetrics) {
+async function createServices(options: HubOptions, logger: Logger, loaded: StartingConfiguration, store: HubStore, notifier: Notifier, metrics: HubMetrics) {
   const { file, text: configText, generatedAdminKey } = loaded;
   const configuration = new Configuration(store.configuration, options.configPath, file.config, configText);
   await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
@@ -183,7 +161,7 @@ async function createServices(options: HubOptions, logger: Logger, loaded: Loade
 }
 
 async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
-  const loaded = await loadConfiguration(options);
+  const loaded = await startingConfiguration(options.configPath, options.adminKey);
   const { file, generatedAdminKey } = loaded;
   const addresses = listenPlan(options, file.config.listenUris);
   if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);

@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { HubConfiguration } from './model.js';
+import type { ConfigurationFile, HubConfiguration } from './model.js';
 import { defaultRecoveryOptions, openAuthorizations } from './model.js';
+import { ConfigurationError, managementAccessProblem } from './validate.js';
+import { parseConfigurationFile, serializeConfiguration } from './xmlFile.js';
 
 /**
  * A new version of a file, written beside it and flushed to disk, not yet in its place. The steps are
@@ -143,4 +145,30 @@ export function defaultConfiguration(adminKey: string): HubConfiguration {
     sentinels: [],
     settingsGroups: [],
   };
+}
+
+/** The configuration a hub starts with, its text, and the administrator's key if this start generated it. */
+export interface StartingConfiguration {
+  file: ConfigurationFile;
+  text: string;
+  generatedAdminKey?: string;
+}
+
+/**
+ * Reads the configuration file; on a first start writes the default one (with `adminKey`, or a generated
+ * key). Throws ConfigurationError, before any database work, when the file could not run a hub.
+ */
+export async function startingConfiguration(configPath: string, adminKey: string | undefined): Promise<StartingConfiguration> {
+  const text = await readConfigurationText(configPath);
+  if (text !== undefined) {
+    const file = parseConfigurationFile(text);
+    const problem = managementAccessProblem(file.config);
+    if (problem) throw new ConfigurationError(`${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`);
+    return { file, text };
+  }
+  const generatedAdminKey = adminKey ? undefined : generateAccessKey();
+  const config = defaultConfiguration(adminKey ?? (generatedAdminKey as string));
+  const written = serializeConfiguration(config);
+  await writeFileAtomically(configPath, written);
+  return { file: { config, appSettings: {}, ignored: [] }, text: written, generatedAdminKey };
 }
