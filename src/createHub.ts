@@ -41,7 +41,7 @@ import { Overview } from './hub/overview.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
-import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
+import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 
 export const HUB_VERSION = '0.3.0';
 
@@ -200,6 +200,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const feed = options.databaseUrl
     ? await startCrossProcessWakeUps({ url: options.databaseUrl, sync: options.sync, lockWaitMs: options.lockWaitMs, log: logger, announce: notifier })
     : undefined;
+  if (feed) registerCrossProcessMetrics(metrics.registry, feed);
   const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
   await sweeper.discountDowntime();
   await expiry.start();

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { ADMIN_KEY, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 import { waitingPolls } from './support/waitingPolls.js';
@@ -49,5 +49,12 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
     expect(sent.status).toBe(204);
     const reply = await poll;
     expect(reply.json<MessageRecord[]>().map((m) => m.Data)).toEqual(['world']);
+  });
+
+  it('each process reports its listening connection in its metrics', async () => {
+    const text = await (await fetch(`${b.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    expect(text).toMatch(/^hub_postgres_listener_up 1$/m);
+    expect(text).toMatch(/^hub_postgres_listener_reconnects 0$/m);
+    expect(text).toMatch(/^hub_postgres_tail_reads [1-9]\d*$/m);
   });
 });

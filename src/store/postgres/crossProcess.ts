@@ -7,6 +7,8 @@
  * most the fallback interval and never loses it. A change this process made itself comes back too and
  * wakes nobody new (its polls were woken at its commit): one empty read at worst.
  */
+import { Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { PostgresConnectionOptions } from './pool.js';
 import { createPool } from './pool.js';
 import { PostgresListener } from './listener.js';
@@ -69,4 +71,32 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
       await pool.end();
     },
   };
+}
+
+/** This process's cross-process feed in its metrics: listener up, its reconnections, the tail reader's reads. */
+export function registerCrossProcessMetrics(registry: Registry, feed: CrossProcessWakeUps): void {
+  new Gauge({
+    name: 'hub_postgres_listener_up',
+    help: '1 while this process listens for other processes\' commits (LISTEN hub), 0 while it reconnects',
+    registers: [registry],
+    collect() {
+      this.set(feed.listener.connected ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'hub_postgres_listener_reconnects',
+    help: 'Listening connections lost (and replaced) since this process started',
+    registers: [registry],
+    collect() {
+      this.set(feed.listener.reconnects);
+    },
+  });
+  new Gauge({
+    name: 'hub_postgres_tail_reads',
+    help: 'Reads of the logs above this process\'s cursors (on a notification, the fallback timer or a reconnection)',
+    registers: [registry],
+    collect() {
+      this.set(feed.tail.reads);
+    },
+  });
 }
