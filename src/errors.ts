@@ -1,64 +1,134 @@
 /**
- * The one catalogue of errors the hub raises on purpose: every code with its HTTP status and default
- * message, typed as a union so that a code not listed here does not compile. A HubError carries a code
- * from it (a call site may give a more precise message and a detail); the HTTP layer maps it to the wire
- * body `{Message, MessageDetail}` in one place (http/errorMapping.ts). The store translates the
- * database's lock errors (SQLITE_BUSY) to `DatabaseBusy`, so the HTTP layer never imports the database.
+ * The one catalogue of the errors the hub raises on purpose. A call site names a code and gives the
+ * facts its message needs (`hubError('PackageNotFound', { name })`), plus a detail when it knows more;
+ * the wording is the catalogue's. Only this file constructs a HubError.
+ *
+ * Statuses are not here: they are the wire's business, and the store and the domain raise these errors
+ * too, so the code → status table lives in the HTTP layer (http/errorMapping.ts, typed to cover every
+ * code), which alone turns an error into `{Message, MessageDetail, Code}`. Codes are stable: clients
+ * (the console) tell errors apart by `Code`, never by message text. Messages marked (Constellation)
+ * are what Constellation's clients and tests expect byte for byte.
  */
+
+/** A message, or a message built from the facts a call site gives; `detail` is the default MessageDetail. */
+interface Wording {
+  readonly message: string | ((facts: never) => string);
+  readonly detail?: string;
+}
+
 export const ERRORS = {
-  // 400: the request is not valid
-  InvalidParameter: { status: 400, message: 'A parameter is not valid.' },
-  MissingParameter: { status: 400, message: 'A required parameter is missing.' },
-  MissingBody: { status: 400, message: 'The request needs a body.' },
-  MalformedJson: { status: 400, message: 'The body is not valid JSON.' },
-  InvalidBody: { status: 400, message: 'The body is not valid.' },
-  UnsupportedContentType: { status: 400, message: 'The Content-Type is not supported.' },
-  MalformedRequest: { status: 400, message: 'The request is not valid HTTP.' },
-  InvalidName: { status: 400, message: 'A name is not valid.' },
-  InvalidScope: { status: 400, message: 'The scope is not valid.' },
-  MissingScopeArgs: { status: 400, message: 'The scope needs at least one argument.' },
-  InvalidSubscriptionId: { status: 400, message: 'The subscription id is not a GUID.' },
-  InvalidUrl: { status: 400, message: 'The address is not valid.' },
-  InvalidPackage: { status: 400, message: 'The package archive is not valid.' },
-  DownloadFailed: { status: 400, message: 'The package could not be downloaded.' },
-  // 403: authenticated or not, this is not allowed
-  AccessDenied: { status: 403, message: 'Authorization has been denied for this request.' },
-  MessageNotAuthorized: { status: 403, message: 'This message is not authorized.' },
-  GroupNotAuthorized: { status: 403, message: 'Joining this group is not authorized.' },
-  // 404, 405
-  NotFound: { status: 404, message: 'Not found.' },
-  MethodNotAllowed: { status: 405, message: 'This method is not allowed here.' },
-  // 408, 409
-  BodyTimeout: { status: 408, message: 'The request body was not received in time.' },
-  HeadersTimeout: { status: 408, message: 'The request line and headers were not received in time.' },
-  NameTaken: { status: 409, message: 'The name is taken.' },
-  LicenseLimit: { status: 409, message: 'The license does not allow this.' },
-  LastManagementCredential: { status: 409, message: 'The last management credential cannot be removed.' },
-  CredentialInUse: { status: 409, message: 'The credential is in use.' },
-  ConfigurationFilePending: { status: 409, message: 'The configuration file has changes that are not applied.' },
-  // 413–415, 431: too large, wrong encoding
-  PackageTooLarge: { status: 413, message: 'The package is too large.' },
-  ValueTooLarge: { status: 414, message: 'The request address is too long.' },
-  UnsupportedContentEncoding: { status: 415, message: 'The Content-Encoding is not supported.' },
-  HeadersTooLarge: { status: 431, message: 'The request address or headers are too large.' },
-  // 429: limits per credential or address
-  TooManyRequests: { status: 429, message: 'Too many requests.' },
-  TooManySubscriptions: { status: 429, message: 'The credential has the most subscriptions allowed.' },
-  // 500: firmware treats exactly 500 on a poll as "subscription lost" and re-subscribes (wire.md)
-  SubscriptionNotFound: { status: 500, message: 'The subscription does not exist or has expired.' },
-  // 503: try again later
-  DatabaseBusy: { status: 503, message: 'The database is locked by another process.' },
-  ConsoleNotBuilt: { status: 503, message: 'The console has not been built.' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  // The request is not valid
+  MissingParameter: { message: (f: { parameter: string }) => `The parameter '${f.parameter}' is required.` },
+  InvalidParameter: {
+    message: (f: { parameter: string; expected: string; got: string }) => `The parameter '${f.parameter}' must be ${f.expected}, got '${f.got}'.`,
+  },
+  ValueTooLarge: {
+    message: (f: { max: number }) => `The value is longer than ${f.max} characters.`,
+    detail: 'Send large values with POST PushStateObject and a JSON body.',
+  },
+  InvalidName: { message: (f: { what: string; problem: string }) => `The ${f.what} ${f.problem}.` },
+  InvalidSubscriptionId: { message: (f: { id: string }) => `subscriptionId '${f.id}' is not a GUID.` },
+  MissingScope: { message: 'The scope is required (All, Others, Group, Sentinel or Package).' },
+  InvalidScope: { message: (f: { scope: string }) => `Unknown scope '${f.scope}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).` },
+  MissingScopeArgs: { message: (f: { scope: string }) => `The scope '${f.scope}' needs at least one argument (args).` },
+  MissingMessageKey: { message: "The message key ('key' or 'Key') is required." },
+  MissingBody: { message: 'The request body is empty: a JSON body is required.' },
+  UnsupportedContentType: { message: (f: { expected: string }) => `The body must be ${f.expected}.` },
+  MalformedJson: { message: 'The request body is not valid JSON.' },
+  InvalidBody: { message: (f: { field: string; problem: string }) => `The body is not valid: ${f.field} ${f.problem}.` },
+  UnreadableBody: { message: 'The request body could not be read.' },
+  BodyTooLarge: { message: 'The request body is too large.' },
+  BodyTimeout: { message: (f: { seconds: number }) => `The request body did not arrive within ${f.seconds} s.`, detail: 'Send the whole body at once.' },
+  UnsupportedContentEncoding: {
+    message: (f: { encoding: string }) => `The Content-Encoding '${f.encoding}' is not supported: send the body uncompressed.`,
+    detail: 'Only identity is accepted.',
+  },
+  MalformedRequest: { message: 'The request is not valid HTTP.' },
+  HeadersTimeout: { message: (f: { seconds: number }) => `The request did not arrive within ${f.seconds} s.`, detail: 'Send the request line and headers at once.' },
+  HeadersTooLarge: { message: 'The request address or headers are too large.', detail: 'Send large values in the body of a POST request.' },
+  MethodNotAllowed: { message: 'The requested resource does not support this HTTP method.' }, // (Constellation)
+
+  // Authentication and authorizations
+  AccessDenied: { message: 'Authorization has been denied for this request.' }, // (Constellation)
+  MessageNotAuthorized: { message: 'This message is not authorized.' },
+  GroupNotAuthorized: { message: 'Joining this group is not authorized.' },
+
+  // What the request names does not exist
+  NotFound: { message: (f: { path: string }) => `No HTTP resource was found that matches the request URI '${f.path}'.` }, // (Constellation)
+  NoInterface: { message: 'No interface is served at this address.' },
+  SubscriptionNotFound: {
+    message: (f: { id: string }) => `The subscription '${f.id}' does not exist or has expired.`,
+    detail: 'Subscribe again to receive updates.',
+  },
+  SentinelNotFound: { message: (f: { sentinel: string }) => `The sentinel '${f.sentinel}' does not exist.` },
+  PackageInstanceNotFound: {
+    message: (f: { sentinel: string; instance: string }) => `The package instance '${f.instance}' does not exist on sentinel '${f.sentinel}'.`,
+  },
+  CredentialNotFound: { message: (f: { credential: string }) => `The credential '${f.credential}' does not exist.` },
+  DescriptorNotFound: {
+    message: (f: { sentinel: string; instance: string }) => `The package instance '${f.sentinel}/${f.instance}' has not declared a descriptor.`,
+  },
+  ConfigurationFileNotFound: { message: 'The configuration file does not exist.' },
+  PackageNotFound: { message: (f: { name: string }) => `The package '${f.name}' is not in the repository.` },
+  IconNotFound: { message: (f: { name: string }) => `The package '${f.name}' has no icon.` },
+  XsdNotFound: { message: (f: { name: string; setting: string }) => `The setting '${f.setting}' of package '${f.name}' has no XSD.` },
+
+  // Management: configuration, credentials, license
+  InvalidConfiguration: { message: 'The configuration is not valid.' },
+  MissingConfiguration: { message: 'The body must be the XML configuration file (Content-Type: application/xml).' },
+  ConfigurationFilePending: {
+    message: 'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
+    detail:
+      'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
+  },
+  CredentialInUse: { message: (f: { credential: string; users: string }) => `The credential '${f.credential}' is used by ${f.users}.` },
+  LastManagementCredential: { message: 'This change would leave no enabled credential with the management right.' },
+  LicenseLimit: { message: (f: { max: number; what: string; setting: string }) => `The license allows at most ${f.max} ${f.what} (${f.setting}).` },
+
+  // The package repository
+  MissingPackageFile: { message: 'The form has no file: attach one or more package archives.' },
+  InvalidPackage: { message: (f: { reason: string }) => `The file is not a valid package: ${f.reason}.` },
+  DuplicatePackage: { message: (f: { name: string }) => `Two of the uploaded files are the package '${f.name}'.` },
+  PackageTooLarge: {
+    message: (f: { max: number; file?: string }) => `The package${f.file === undefined ? '' : ` '${f.file}'`} is larger than ${f.max} bytes.`,
+  },
+  PackageNameTaken: { message: (f: { name: string }) => `The repository already has a package named '${f.name}'.` },
+  InvalidUrl: { message: (f: { url: string }) => `'${f.url}' is not a URL.` },
+  UnsupportedUrlScheme: { message: (f: { scheme: string }) => `Only http and https URLs can be downloaded, not '${f.scheme}'.` },
+  DownloadFailed: { message: (f: { url: string; reason: string }) => `The package could not be downloaded from '${f.url}': ${f.reason}.` },
+  TooManyRedirects: { message: (f: { max: number; url: string }) => `More than ${f.max} redirects from '${f.url}'.` },
+  DownloadInterrupted: { message: (f: { reason: string }) => `The download was interrupted: ${f.reason}.` },
+
+  // Limits per credential or address
+  TooManySubscriptions: {
+    message: (f: { credential: string; count: number }) => `The credential '${f.credential}' has ${f.count} subscriptions (the most allowed).`,
+    detail: 'Reuse a subscription (pass its subscriptionId), or let unused ones expire.',
+  },
+  TooManyPolls: {
+    message: (f: { credential: string; count: number }) => `The credential '${f.credential}' already has ${f.count} long-polls waiting (the most allowed).`,
+  },
+  TooManyAuthFailures: { message: (f: { seconds: number }) => `Too many failed authentications from this address: try again in ${f.seconds} s.` },
+
+  // The hub cannot answer now
+  DatabaseBusy: {
+    message: 'The database is locked by another process.',
+    detail: 'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
+  },
+  ConsoleNotBuilt: { message: 'The console is not built.', detail: "Run 'npm run build' (npm ci does it once) and reload the page." },
+  InternalError: { message: 'An error has occurred.' },
+} as const satisfies Record<string, Wording>;
 
 export type ErrorCode = keyof typeof ERRORS;
-type CodeWithStatus<S extends number> = { [C in ErrorCode]: (typeof ERRORS)[C]['status'] extends S ? C : never }[ErrorCode];
+
+type MessageOf<C extends ErrorCode> = (typeof ERRORS)[C]['message'];
+/** What `hubError` takes after the code: the facts its message needs (if any), then a detail. */
+export type ErrorArgs<C extends ErrorCode> =
+  MessageOf<C> extends (facts: infer F) => string ? [facts: F, detail?: string] : [detail?: string];
 
 export class HubError extends Error {
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
-    message: string = ERRORS[code].message,
+    message: string,
     readonly detail?: string,
   ) {
     super(message);
@@ -66,53 +136,20 @@ export class HubError extends Error {
   }
 }
 
-/** The error of `code` with the catalogue's status (and its message unless a more precise one is given). */
-export const hubError = (code: ErrorCode, message?: string, detail?: string) =>
-  new HubError(ERRORS[code].status, code, message ?? ERRORS[code].message, detail);
+/** The error `code` with the catalogue's wording; a detail given here replaces the catalogue's. */
+export function hubError<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): HubError {
+  const wording: Wording = ERRORS[code];
+  const [facts, detail] = typeof wording.message === 'function' ? args : [undefined, ...args];
+  const message = typeof wording.message === 'function' ? (wording.message as (facts: unknown) => string)(facts) : wording.message;
+  return new HubError(code, message, (detail as string | undefined) ?? wording.detail);
+}
 
-export const badRequest = (code: CodeWithStatus<400>, message: string, detail?: string) =>
-  new HubError(400, code, message, detail);
-
-export const forbidden = () =>
-  new HubError(403, 'AccessDenied', 'Authorization has been denied for this request.');
-
-export const notFound = (message: string, detail?: string) =>
-  new HubError(404, 'NotFound', message, detail);
-
-export const conflict = (code: CodeWithStatus<409>, message: string) => new HubError(409, code, message);
-
-/** Firmware treats exactly 500 as "subscription lost" and re-subscribes (wire.md). */
-export const subscriptionLost = (id: string) =>
-  new HubError(
-    500,
-    'SubscriptionNotFound',
-    `The subscription '${id}' does not exist or has expired.`,
-    'Subscribe again to receive updates.',
-  );
-
-export const tooManyRequests = (message: string) => new HubError(429, 'TooManyRequests', message);
-
-/** The database lock error as the catalogue's 503, anything else as it is: for code that talks to SQLite. */
-export const translateStoreError = (error: unknown): unknown => (isDatabaseBusy(error) ? databaseBusy() : error);
-
-/** Another process (a sqlite3 shell, a backup) held the write lock for longer than the hub waits. */
-export const databaseBusy = () =>
-  new HubError(
-    503,
-    'DatabaseBusy',
-    'The database is locked by another process.',
-    'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
-  );
+/** Whether `error` is the hub's error `code` (for code that must react to one without knowing statuses). */
+export const isHubError = (error: unknown, code: ErrorCode): error is HubError => error instanceof HubError && error.code === code;
 
 /** Thrown inside a poll's transaction when its client has gone: the transaction rolls back, nothing is consumed. */
 export class ClientGone extends Error {
   constructor() {
     super('the client went away');
   }
-}
-
-/** SQLite could not get a lock another connection holds (SQLITE_BUSY and its extended codes, or the catalogue's DatabaseBusy). */
-export function isDatabaseBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === 'DatabaseBusy');
 }

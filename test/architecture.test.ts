@@ -3,6 +3,8 @@
  * them (src/hub/ports), the engines (src/store) implement them, and the domain and the HTTP layer
  * (src/http) never import an engine. This reads the source and fails when a file — or a module outside
  * src/store it imports, however indirectly — imports SQLite, Kysely, src/db or src/store.
+ * Errors have one catalogue (src/errors.ts): only it constructs a HubError, only src/http knows their
+ * statuses, only src/db names SQLite's error codes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -167,5 +169,40 @@ describe('the store is the only way to the database', () => {
       expect(reason.length, name).toBeGreaterThan(20);
       expect(imported.has(name), `${name} is no longer imported: remove its exception`).toBe(true);
     }
+  });
+});
+
+describe('one error catalogue', () => {
+  const errorsFile = path.join(src, 'errors.ts');
+  const errorMapping = path.join(src, 'http', 'errorMapping.ts');
+  /** Where a file constructs a HubError itself instead of naming a code with hubError(). */
+  const constructions = (text: string) => [...text.matchAll(/\bnew\s+HubError\s*\(/g)].length;
+
+  it('only errors.ts constructs a HubError: every other module names a code with hubError()', () => {
+    const found = sourceFiles(src).filter((file) => file !== errorsFile && constructions(code(file)) > 0).map(rel);
+    expect(found).toEqual([]);
+    // The check sees a construction where there is one, spaced or not, and not hubError( or a comment.
+    expect(constructions(code(errorsFile))).toBeGreaterThan(0);
+    expect(constructions("throw new HubError('AccessDenied', 'x');")).toBe(1);
+    expect(constructions('throw new  HubError (403);')).toBe(1);
+    expect(constructions("throw hubError('AccessDenied');")).toBe(0);
+  });
+
+  it('only the HTTP layer knows statuses: no module outside src/http imports http/errorMapping.ts', () => {
+    const importers = sourceFiles(src)
+      .filter((file) => !inside(path.join(src, 'http'), file))
+      .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === errorMapping))
+      .map(rel);
+    expect(importers).toEqual([]);
+    expect(specifiers(path.join(src, 'http', 'app.ts')).map((s) => resolveRelative(path.join(src, 'http', 'app.ts'), s))).toContain(errorMapping);
+  });
+
+  it("SQLite's error codes stay below the store: only src/db names SQLITE_ (db/busy.ts turns SQLITE_BUSY into DatabaseBusy)", () => {
+    // A code such as SQLITE_BUSY, not a name that merely contains it (LAST_SQLITE_MIGRATION).
+    const names = (text: string) => /(?<!\w)SQLITE_[A-Z]/.test(text);
+    const naming = (file: string) => names(code(file));
+    expect(sourceFiles(src).filter((file) => !inside(dbDir, file) && naming(file)).map(rel)).toEqual([]);
+    expect(naming(path.join(dbDir, 'busy.ts'))).toBe(true);
+    expect([names("code === 'SQLITE_BUSY'"), names('const LAST_SQLITE_MIGRATION = 1')]).toEqual([true, false]);
   });
 });

@@ -116,7 +116,7 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
     const h = await hub();
     const answer = await replay(h, requestsUpload(h.port, 'UploadPackage', myPackage(), ['Content-Disposition: form-data; name="file"']));
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toEqual({ Message: 'The form has no file: attach one or more package archives.' });
+    expect(JSON.parse(answer.body)).toEqual({ Message: 'The form has no file: attach one or more package archives.', Code: 'MissingPackageFile' });
     expect(repositoryFiles(h)).toEqual([]);
   });
 });

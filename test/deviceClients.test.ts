@@ -49,6 +49,7 @@ describe('Arduino/ESP8266 library', () => {
     expect(JSON.parse(refused.body)).toEqual({
       Message: 'The body is not valid: Metadatas.a must be a string, a number or a boolean (not null, an array or an object).',
       MessageDetail: 'Field: Metadatas.a',
+      Code: 'InvalidBody',
     });
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"X","Value":1,"Metadatas":{"ChipId":1,"Room":null}}'));
     const nullValue = await c.answer();
@@ -72,7 +73,7 @@ describe('Arduino/ESP8266 library', () => {
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', { ...S1P1, AccessKey: 'wrong' }, '{"Name":"X","Value":1}'));
     const refused = await c.answer();
     expect(refused.status).toBe(403);
-    expect(JSON.parse(refused.body)).toEqual({ Message: 'Authorization has been denied for this request.' });
+    expect(JSON.parse(refused.body)).toEqual({ Message: 'Authorization has been denied for this request.', Code: 'AccessDenied' });
     c.write(firmwareRequest('GET', '/rest/platform/CheckAccess', S1P1));
     expect((await c.answer()).status).toBe(200);
   });
@@ -177,7 +178,7 @@ describe('request bodies', () => {
       const answer = await c.answer();
       expect(answer.status).toBe(408);
       expect(answer.headers.get('connection')).toBe('close');
-      expect(JSON.parse(answer.body)).toEqual({ Message: 'The request did not arrive within 1 s.', MessageDetail: 'Send the request line and headers at once.' });
+      expect(JSON.parse(answer.body)).toEqual({ Message: 'The request did not arrive within 1 s.', MessageDetail: 'Send the request line and headers at once.', Code: 'HeadersTimeout' });
       await c.closedByServer();
     } finally {
       clearInterval(trickle);

@@ -74,7 +74,7 @@ describe('authentication', () => {
     const hub = track(await startTestHub());
     const reply = await get(hub, `${iface}/CheckAccess`, identity);
     expect(reply.status).toBe(status);
-    if (status === 403) expect(reply.json()).toEqual({ Message: 'Authorization has been denied for this request.' });
+    if (status === 403) expect(reply.json()).toEqual({ Message: 'Authorization has been denied for this request.', Code: 'AccessDenied' });
   });
 
   it('accepts the three values as headers, and the query wins over headers', async () => {
@@ -101,6 +101,7 @@ describe('routing and errors', () => {
     expect(reply.json()).toEqual({
       Message: "No HTTP resource was found that matches the request URI '/rest/consumer/Nope'.",
       MessageDetail: "No action was found on the consumer interface that matches the name 'Nope'.",
+      Code: 'NotFound',
     });
   });
 

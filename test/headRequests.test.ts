@@ -61,7 +61,7 @@ describe('HEAD on the interfaces', () => {
     // The body of the same refusal, as GET-less clients would see it with another method.
     const put = await call(h, 'PUT', 'platform/PushStateObject', pkg('S1', 'P1'), { query: { name: 'ByPut', value: 1 } });
     expect(put.status).toBe(405);
-    expect(put.json()).toEqual({ Message: 'The requested resource does not support this HTTP method.' });
+    expect(put.json()).toEqual({ Message: 'The requested resource does not support this HTTP method.', Code: 'MethodNotAllowed' });
   });
 
   it('HEAD outside the interfaces keeps working: /health, /ready', async () => {

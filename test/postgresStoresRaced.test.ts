@@ -46,7 +46,7 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
     const owner = await ownerNamed('capped');
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).subscriptions.openMessages(owner, undefined)));
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(MAX);
-    expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.status)).toEqual(Array(10 - MAX).fill(429));
+    expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(Array(10 - MAX).fill('TooManySubscriptions'));
     const { rows } = await admin.query('select count(*) as n from subscriptions where credential_name = $1', ['capped']);
     expect(rows).toEqual([{ n: MAX }]);
   });

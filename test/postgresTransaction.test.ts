@@ -44,7 +44,7 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
       await holder.query('update t set v = 100 where id = 1');
       const failed = await transaction(pool, (c) => c.query('update t set v = 6 where id = 1')).catch((e: unknown) => e);
       expect(failed).toBeInstanceOf(HubError);
-      expect((failed as HubError).status).toBe(503);
+      expect((failed as HubError).code).toBe('DatabaseBusy');
       await holder.query('rollback');
     } finally {
       holder.release();
@@ -90,7 +90,7 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
       await c.query('select 2');
     }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(HubError);
-    expect((failed as HubError).status).toBe(503);
+    expect((failed as HubError).code).toBe('DatabaseBusy');
     expect(await transaction(pool, async (c) => (await c.query('select 3 as n')).rows[0].n)).toBe(3);
   });
 });

@@ -206,7 +206,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
       const reply = message('reply', { key: '__Response', sagaId: 'saga-1', senderConnectionId: owner.connectionId });
-      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({ status: 403 });
+      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({ code: 'MessageNotAuthorized' });
       await stores.messages.send(message('request', { sagaId: 'saga-1' }));
       expect((await datas(id)).data).toEqual(['request']);
       expect(await stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).toBeGreaterThan(0);
@@ -244,8 +244,8 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     it('caps the subscriptions of a credential (429) and stores nothing more', async () => {
       await newStores();
       for (let i = 0; i < MAX_PER_CREDENTIAL; i += 1) await stores.subscriptions.openMessages(owner, undefined);
-      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({ status: 429 });
-      await expect(stores.subscriptions.openStateObjects(owner, undefined, patterns())).rejects.toMatchObject({ status: 429 });
+      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({ code: 'TooManySubscriptions' });
+      await expect(stores.subscriptions.openStateObjects(owner, undefined, patterns())).rejects.toMatchObject({ code: 'TooManySubscriptions' });
     });
 
     it('the sweep removes subscriptions idle since before the cutoff, except those kept, and says whose they were', async () => {

@@ -17,9 +17,8 @@
  * later turn of the event loop, after other requests, timers and wake-ups had theirs.
  */
 import type Sqlite from 'better-sqlite3';
-import { databaseBusy } from '../errors.js';
 import type { Db } from './open.js';
-import { isDatabaseBusy } from './open.js';
+import { isSqliteBusy, storeError } from './busy.js';
 
 interface Job {
   work: () => unknown;
@@ -178,7 +177,7 @@ export class TransactionBatcher {
       }
     } catch (error) {
       // The transaction itself failed: nothing of this batch is stored.
-      if (isDatabaseBusy(error)) return this.waitForLock(jobs);
+      if (isSqliteBusy(error)) return this.waitForLock(jobs, error);
       jobs.forEach((job) => job.reject(error));
       return;
     }
@@ -228,14 +227,14 @@ export class TransactionBatcher {
   /**
    * Another process holds the write lock (BEGIN IMMEDIATE found it taken, so nothing ran): the jobs go
    * back to the head of the queue and the batch tries again shortly, the event loop free meanwhile.
-   * Past `lockWaitMs` they fail with 503 and the next batch starts a fresh wait.
+   * Past `lockWaitMs` they fail with DatabaseBusy and the next batch starts a fresh wait.
    */
-  private waitForLock(jobs: Job[]): void {
+  private waitForLock(jobs: Job[], busy: unknown): void {
     const now = Date.now();
     this.busySince ??= now;
     if (now - this.busySince >= this.lockWaitMs) {
       this.busySince = undefined;
-      const error = databaseBusy();
+      const error = storeError(busy);
       jobs.forEach((job) => job.reject(error));
       if (this.queue.length > 0) this.schedule();
       return;

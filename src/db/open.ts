@@ -42,7 +42,7 @@ function withStatementCache(sqlite: Sqlite.Database) {
 
 const BUSY_TIMEOUT_MS = 50;
 
-export { isDatabaseBusy } from '../errors.js';
+export { isSqliteBusy as isDatabaseBusy } from './busy.js';
 
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
 export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {

@@ -13,7 +13,7 @@
 import { Mutex } from 'async-mutex';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, SqliteDialectConfig } from 'kysely';
 import { CompiledQuery as Query, SqliteDialect, SqliteDriver } from 'kysely';
-import { databaseBusy, isDatabaseBusy } from '../errors.js';
+import { isSqliteBusy, storeError } from './busy.js';
 
 export interface LockWait {
   /** How long a write waits for another process's lock before failing with SQLITE_BUSY. */
@@ -39,9 +39,9 @@ class PatientConnection implements DatabaseConnection {
       try {
         return await this.inner.executeQuery<R>(query);
       } catch (error) {
-        if (!isDatabaseBusy(error)) throw error;
-        // Past the wait (or inside a transaction, where a statement cannot be retried alone): the catalogue's 503.
-        if (this.wait.inTransaction() || Date.now() - started >= this.wait.lockWaitMs) throw databaseBusy();
+        if (!isSqliteBusy(error)) throw error;
+        // Past the wait (or inside a transaction, where a statement cannot be retried alone): DatabaseBusy.
+        if (this.wait.inTransaction() || Date.now() - started >= this.wait.lockWaitMs) throw storeError(error);
         await this.pause(RETRY_MS);
       }
     }

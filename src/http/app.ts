@@ -9,7 +9,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import KoaApp from 'koa';
 import { randomUUID } from 'node:crypto';
-import { HubError, notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { InterfaceName } from '../hub/caller.js';
 import { bodyReader } from './bodyReading.js';
 import { consoleAssets } from './consoleAssets.js';
@@ -41,7 +41,7 @@ function routeLabels(route: string | undefined): { iface: string; action: string
   return { iface, action: route.endsWith(ANY_ACTION) ? 'unmatched' : segments.slice(3).join('/').toLowerCase() };
 }
 
-const methodNotAllowed = () => new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+const methodNotAllowed = () => hubError('MethodNotAllowed');
 
 /** Gives each request its id, counts and times it by matched route (at its answer, for a detached poll). */
 function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middleware<HubState> {
@@ -153,8 +153,9 @@ function routes(services: HubServices, readiness: Readiness): Router<HubState> {
     const unrouted: Koa.Middleware<HubState> = (ctx) => {
       const onPath = router.match(ctx.path, ctx.method).path;
       if (!router.methods.includes(ctx.method) || onPath.some((layer) => layer.methods.length > 0)) throw methodNotAllowed();
-      throw notFound(
-        `No HTTP resource was found that matches the request URI '${ctx.path}'.`,
+      throw hubError(
+        'NotFound',
+        { path: ctx.path },
         `No action was found on the ${interfaceName} interface that matches the name '${ctx.path.slice(prefix.length + 1)}'.`,
       );
     };
@@ -181,7 +182,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   app.use(routes(services, readiness).routes() as unknown as Koa.Middleware<HubState>);
   // Whatever no route answered: an unknown resource.
   app.use((ctx) => {
-    throw notFound(`No HTTP resource was found that matches the request URI '${ctx.path}'.`);
+    throw hubError('NotFound', { path: ctx.path });
   });
   return app;
 }

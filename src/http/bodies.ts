@@ -1,6 +1,6 @@
 /** zod schemas of the JSON bodies of the consumer and virtual package interfaces. */
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 import { MAX_TYPE_LENGTH, requestName } from '../hub/requestNames.js';
 
 /** ASP.NET-era clients vary the case of JSON keys: map them onto the canonical names. */
@@ -55,7 +55,7 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.outp
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue.path.length ? issue.path.map(String).join('.') : '(body)';
-  throw badRequest('InvalidBody', `The body is not valid: ${field} ${plainly(issue)}.`, `Field: ${field}`);
+  throw hubError('InvalidBody', { field, problem: plainly(issue) }, `Field: ${field}`);
 }
 
 const KINDS: Record<string, string> = { string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object', array: 'an array' };

@@ -5,15 +5,15 @@
  */
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { HubError } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { HubServices, HubState } from './context.js';
 
 /** Devices and scripts send plain bodies; compressed ones would add a decompression-bomb surface for nothing. */
 const unsupportedEncoding = (encoding: string) =>
-  new HubError(415, 'UnsupportedContentEncoding', `The Content-Encoding '${encoding}' is not supported: send the body uncompressed.`, 'Only identity is accepted.');
+  hubError('UnsupportedContentEncoding', { encoding });
 
 const bodyTimedOut = (ms: number) =>
-  Object.assign(new HubError(408, 'BodyTimeout', `The request body did not arrive within ${ms / 1000} s.`, 'Send the whole body at once.'), { expose: true });
+  Object.assign(hubError('BodyTimeout', { seconds: ms / 1000 }), { expose: true });
 
 export function bodyReader(services: HubServices): Koa.Middleware<HubState> {
   const { bodyLimitBytes, bodyTimeoutMs } = services.options;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { HubError } from '../errors.js';
+import { hubError } from '../errors.js';
 import { collapseSlashes } from './paths.js';
 
 const brotli = promisify(zlib.brotliCompress);
@@ -76,8 +76,7 @@ function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
   return done;
 }
 
-const notBuilt = () =>
-  new HubError(503, 'ConsoleNotBuilt', 'The console is not built.', "Run 'npm run build' (npm ci does it once) and reload the page.");
+const notBuilt = () => hubError('ConsoleNotBuilt');
 
 const requestTargets = new WeakMap<http.IncomingMessage, string>();
 
@@ -120,7 +119,7 @@ export function consoleAssets(directory = consoleBuildDirectory()): Middleware {
       return;
     }
     if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next();
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HubError(405, 'MethodNotAllowed', 'The requested resource does not support this HTTP method.');
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw hubError('MethodNotAllowed');
     // The page's relative URLs need the trailing slash; relative, the redirect keeps any prefix.
     if (ctx.path === '/console') {
       ctx.status = 302;

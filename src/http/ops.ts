@@ -1,6 +1,6 @@
 /** The operational endpoints outside the interfaces: /health, /ready, /metrics and /openapi.json. */
 import Router from '@koa/router';
-import { forbidden } from '../errors.js';
+import { hubError } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
 import type { HubServices, HubState } from './context.js';
 import { openApiDocument } from './openapi.js';
@@ -25,7 +25,7 @@ export function opsRouter(services: HubServices, readiness: Readiness): Router<H
   // Open to scrapers only with HUB_METRICS_OPEN; otherwise the management interface's authentication.
   router.get('/metrics', async (ctx) => {
     if (!services.options.metricsOpen && !authenticate(services.configuration, 'management', authenticationValues(ctx))) {
-      throw forbidden();
+      throw hubError('AccessDenied');
     }
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();

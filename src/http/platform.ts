@@ -1,6 +1,6 @@
 /** The virtual package interface (`platform`, alias `constellation`): shared actions plus its own. */
 import Router from '@koa/router';
-import { badRequest, HubError } from '../errors.js';
+import { hubError } from '../errors.js';
 import { packageDescriptor } from '../hub/descriptorSchema.js';
 import { parseLogLevel } from '../hub/packageLogs.js';
 import { parseBody, pushStateObjectBody } from './bodies.js';
@@ -18,7 +18,7 @@ export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
 function lifetimeParam(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 0;
   if (!/^\d{1,9}$/.test(raw.trim())) {
-    throw badRequest('InvalidParameter', `The parameter 'lifetime' must be a whole number of seconds ≥ 0, got '${raw}'.`);
+    throw hubError('InvalidParameter', { parameter: 'lifetime', expected: 'a whole number of seconds ≥ 0', got: raw });
   }
   return Number(raw);
 }
@@ -32,9 +32,9 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
   router.get('/PushStateObject', async (ctx) => {
     const name = nameParam(ctx, 'name');
     const value = queryParam(ctx, 'value');
-    if (value === undefined) throw badRequest('MissingParameter', "The parameter 'value' is required.");
+    if (value === undefined) throw hubError('MissingParameter', { parameter: 'value' });
     if (value.length > MAX_QUERY_VALUE_LENGTH) {
-      throw new HubError(414, 'ValueTooLarge', `The value is longer than ${MAX_QUERY_VALUE_LENGTH} characters.`, 'Send large values with POST PushStateObject and a JSON body.');
+      throw hubError('ValueTooLarge', { max: MAX_QUERY_VALUE_LENGTH });
     }
     await stateObjects.push(ctx.state.caller, {
       name,
@@ -67,7 +67,7 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
     const message = requiredParam(ctx, 'message');
     const rawLevel = queryParam(ctx, 'level') || 'Info';
     const level = parseLogLevel(rawLevel);
-    if (!level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
+    if (!level) throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
     await packageLogs.write(ctx.state.caller, level, message);
     noContent(ctx);
   });

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import querystring from 'node:querystring';
 import { nameProblem } from '../config/names.js';
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { AuthenticationValues } from '../hub/authentication.js';
 import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
@@ -32,7 +32,7 @@ export function queryParam(ctx: Context, name: string): string | undefined {
 export function requiredParam(ctx: Context, name: string): string {
   const value = queryParam(ctx, name);
   if (value === undefined || value === '') {
-    throw badRequest('MissingParameter', `The parameter '${name}' is required.`);
+    throw hubError('MissingParameter', { parameter: name });
   }
   return value;
 }
@@ -56,7 +56,7 @@ export function timeoutParam(ctx: Context): number {
   const raw = queryParam(ctx, 'timeout');
   if (raw === undefined || raw === '') return TIMEOUT.default;
   if (!/^\d+$/.test(raw.trim())) {
-    throw badRequest('InvalidParameter', `The parameter 'timeout' must be a whole number of milliseconds, got '${raw}'.`);
+    throw hubError('InvalidParameter', { parameter: 'timeout', expected: 'a whole number of milliseconds', got: raw });
   }
   const ms = Number(raw);
   if (ms === 0) return 0;
@@ -68,7 +68,7 @@ export function limitParam(ctx: Context): number {
   const raw = queryParam(ctx, 'limit');
   if (raw === undefined || raw === '') return 0;
   if (!/^\d{1,9}$/.test(raw.trim())) {
-    throw badRequest('InvalidParameter', `The parameter 'limit' must be a whole number ≥ 0, got '${raw}'.`);
+    throw hubError('InvalidParameter', { parameter: 'limit', expected: 'a whole number ≥ 0', got: raw });
   }
   return Number(raw);
 }
@@ -84,14 +84,14 @@ const isJsonType = (ctx: Context) => typeof ctx.is('application/json', 'applicat
 /** The request's JSON body (lenient JSON); requires `Content-Type: application/json`. */
 export function jsonBody(ctx: Context): unknown {
   if (!isJsonType(ctx)) {
-    throw badRequest('UnsupportedContentType', "The body must be JSON with 'Content-Type: application/json'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+    throw hubError('UnsupportedContentType', { expected: "JSON with 'Content-Type: application/json'" }, `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
   }
   const text = (ctx.request as { body?: unknown }).body;
-  if (typeof text !== 'string' || text.trim() === '') throw badRequest('MissingBody', 'The request body is empty: a JSON body is required.');
+  if (typeof text !== 'string' || text.trim() === '') throw hubError('MissingBody');
   try {
     return parseLenientJson(text);
   } catch (error) {
-    throw badRequest('MalformedJson', 'The request body is not valid JSON.', (error as Error).message);
+    throw hubError('MalformedJson', (error as Error).message);
   }
 }
 
@@ -99,6 +99,6 @@ export function jsonBody(ctx: Context): unknown {
 export function pathName(ctx: Context, param: string): string {
   const value = (ctx.params as Record<string, string> | undefined)?.[param] ?? '';
   const problem = nameProblem(value);
-  if (problem) throw badRequest('InvalidName', `The ${param} in the path ${problem}.`);
+  if (problem) throw hubError('InvalidName', { what: `${param} in the path`, problem });
   return value;
 }

@@ -4,7 +4,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forbidden, tooManyRequests } from '../errors.js';
+import { hubError } from '../errors.js';
 import { authenticate } from '../hub/authentication.js';
 import type { InterfaceName } from '../hub/caller.js';
 import { checkRequestName } from '../hub/requestNames.js';
@@ -30,7 +30,7 @@ export function requireCaller(interfaceName: InterfaceName, services: HubService
     // which of the three values was wrong.
     const delay = authFailures.failed(ctx.ip);
     if (delay > 0) await sleep(delay);
-    throw forbidden();
+    throw hubError('AccessDenied');
   };
   // Not async on success: one promise less on every authenticated request.
   return (ctx, next) => {
@@ -40,7 +40,7 @@ export function requireCaller(interfaceName: InterfaceName, services: HubService
     if (retryAfter > 0) {
       ctx.set('Retry-After', String(retryAfter));
       ctx.set('Connection', 'close');
-      throw tooManyRequests(`Too many failed authentications from this address: try again in ${retryAfter} s.`);
+      throw hubError('TooManyAuthFailures', { seconds: retryAfter });
     }
     const caller = authenticate(services.configuration, interfaceName, authenticationValues(ctx));
     if (!caller) return refuse(ctx);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigurationError } from '../config/validate.js';
 import type { HubError } from '../errors.js';
-import { hubError, notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ListenAddress } from '../listen.js';
 import type { HubOptions } from '../settings.js';
 import { rootTargetKeeper } from './consoleAssets.js';
@@ -61,10 +61,7 @@ function rawAnswer(error: HubError, logger: Logger): { status: number; text: str
 function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): http.RequestListener {
   const keepRootTarget = rootTargetKeeper(prefixes);
   const lowered = prefixes.includes('') ? undefined : prefixes.map((p) => p.toLowerCase());
-  const outside = rawAnswer(
-    notFound('No interface is served at this address.', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`),
-    logger,
-  );
+  const outside = rawAnswer(hubError('NoInterface', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`), logger);
   return (req, res) => {
     keepRootTarget(req);
     const url = req.url ?? '/';
@@ -101,10 +98,10 @@ const serverOptions = (options: HubOptions) => ({ connectionsCheckingInterval: M
 function clientErrorAnswer(error: NodeJS.ErrnoException, options: HubOptions, logger: Logger): string {
   const thrown =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? hubError('HeadersTooLarge', 'The request address or headers are too large.', 'Send large values in the body of a POST request.')
+      ? hubError('HeadersTooLarge')
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? hubError('HeadersTimeout', `The request did not arrive within ${options.bodyTimeoutMs / 1000} s.`, 'Send the request line and headers at once.')
-        : hubError('MalformedRequest', 'The request is not valid HTTP.');
+        ? hubError('HeadersTimeout', { seconds: options.bodyTimeoutMs / 1000 })
+        : hubError('MalformedRequest');
   const { status, text } = rawAnswer(thrown, logger);
   return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
 }

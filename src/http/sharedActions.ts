@@ -4,7 +4,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 import { parseBody, sendMessageBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent, sendSubscriptionId } from './context.js';
@@ -46,7 +46,7 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
   router.post('/SendMessage', async (ctx) => {
     const body = parseBody(sendMessageBody, jsonBody(ctx));
     const scope = body.Scope.Scope ?? body.Scope.Type;
-    if (scope === undefined) throw badRequest('InvalidBody', 'The body is not valid: Scope.Scope (or Scope.Type) is required.');
+    if (scope === undefined) throw hubError('InvalidBody', { field: 'Scope.Scope (or Scope.Type)', problem: 'is required' });
     await messages.send(ctx.state.caller, {
       scope,
       args: body.Scope.Args ?? [],

@@ -32,12 +32,7 @@ export interface ChangeOrigin {
   reason: string;
 }
 
-export const pendingFileConflict = () =>
-  hubError(
-    'ConfigurationFilePending',
-    'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
-    'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
-  );
+export const pendingFileConflict = () => hubError('ConfigurationFilePending');
 
 // Drafts share every part a change does not touch (structural sharing), so making one costs nothing
 // however large the configuration; nothing is frozen, as the rest of the code only reads it.

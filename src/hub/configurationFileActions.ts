@@ -6,7 +6,7 @@
 import { readConfigurationText } from '../config/configFile.js';
 import { readConfigurationFile } from '../config/editor.js';
 import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
-import { notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ListenAddress } from '../listen.js';
 import { listenAddresses, parseListenUri } from '../listen.js';
 import type { Caller } from './caller.js';
@@ -43,7 +43,7 @@ export class ConfigurationFileActions {
    */
   async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ changed: boolean; deployedTo: string[] }> {
     const reloaded = await this.configuration.reload(async (text) => {
-      if (text === undefined) throw notFound('The configuration file does not exist.');
+      if (text === undefined) throw hubError('ConfigurationFileNotFound');
       return (await this.checkStartable(text)).config;
     }, origin);
     if (!reloaded || !deploy || !by) return { changed: reloaded !== undefined, deployedTo: [] };

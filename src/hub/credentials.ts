@@ -4,7 +4,7 @@
  */
 import type { Credential, CredentialAuthorizations, HubConfiguration } from '../config/model.js';
 import { openAuthorizations } from '../config/model.js';
-import { conflict, notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ChangeOrigin, Configuration } from './configuration.js';
 
 export interface CredentialInput {
@@ -49,7 +49,7 @@ export const authorizationsRecord = (a: CredentialAuthorizations) => ({
 /** Nobody could manage the hub again: refuse the change. */
 function keepManagementAccess(draft: HubConfiguration): void {
   if (!draft.credentials.some((c) => c.enable && c.enableManagementAPI)) {
-    throw conflict('LastManagementCredential', 'This change would leave no enabled credential with the management right.');
+    throw hubError('LastManagementCredential');
   }
 }
 
@@ -59,7 +59,7 @@ export class Credentials {
   /** The credential, or NotFound (404). */
   require(name: string): Credential {
     const credential = this.configuration.credential(name);
-    if (!credential) throw notFound(`The credential '${name}' does not exist.`);
+    if (!credential) throw hubError('CredentialNotFound', { credential: name });
     return credential;
   }
 
@@ -100,7 +100,7 @@ export class Credentials {
       ...sentinels.filter((s) => s.credential === name).map((s) => `sentinel '${s.name}'`),
       ...sentinels.flatMap((s) => s.packages.filter((p) => p.credential === name).map((p) => `package instance '${s.name}/${p.name}'`)),
     ];
-    if (users.length) throw conflict('CredentialInUse', `The credential '${name}' is used by ${users.join(', ')}.`);
+    if (users.length) throw hubError('CredentialInUse', { credential: name, users: users.join(', ') });
     await this.configuration.update((draft) => {
       draft.credentials = draft.credentials.filter((c) => c.name !== name);
       keepManagementAccess(draft);

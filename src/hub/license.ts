@@ -1,6 +1,6 @@
 /** The license: a built-in Community license with no limits until one is posted. */
 import { z } from 'zod';
-import { conflict } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { HubSettingStore } from './ports/hubSettings.js';
 
 export const licenseSchema = z.object({
@@ -54,7 +54,7 @@ export class HubLicense {
     const max = kind === 'sentinels' ? license.MaxSentinels : license.MaxPackageInstances;
     if (max !== null && max !== undefined && wouldHave > max) {
       const limit = kind === 'sentinels' ? 'MaxSentinels' : 'MaxPackageInstances';
-      throw conflict('LicenseLimit', `The license allows at most ${max} ${kind === 'sentinels' ? 'sentinels' : 'package instances'} (${limit}).`);
+      throw hubError('LicenseLimit', { max, what: kind === 'sentinels' ? 'sentinels' : 'package instances', setting: limit });
     }
   }
 }

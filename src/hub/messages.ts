@@ -1,5 +1,5 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
-import { badRequest, HubError } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import type { MessageStore } from './ports/messages.js';
 import { SAGA_RESPONSE_KEY } from './ports/messages.js';
@@ -44,11 +44,11 @@ export class Messages {
    */
   async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<void> {
     const scope = parseScope(input.scope);
-    if (!input.key) throw badRequest('MissingParameter', "The message key ('key' or 'Key') is required.");
+    if (!input.key) throw hubError('MissingMessageKey');
     checkScopeArgs(scope, input.args);
     const refusal = options.authorize ? messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key }) : undefined;
     const isSagaReply = input.key === SAGA_RESPONSE_KEY && !!input.sagaId;
-    if (refusal && !isSagaReply) throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.', refusal);
+    if (refusal && !isSagaReply) throw hubError('MessageNotAuthorized', refusal);
     const connectionId = await this.callers.connectionId(sender);
     const message = {
       senderConnectionId: connectionId,
@@ -80,7 +80,7 @@ export class Messages {
 
   async joinGroup(caller: Caller, group: string, requestedId: string | undefined): Promise<string> {
     const refusal = groupRefusal(caller.credential, group);
-    if (refusal) throw new HubError(403, 'GroupNotAuthorized', 'Joining this group is not authorized.', refusal);
+    if (refusal) throw hubError('GroupNotAuthorized', refusal);
     const owner = await this.subscriptions.owner(caller, requestedId);
     const opened = await this.subscriptionStore.openMessages(owner, requestedId, group);
     await this.subscriptions.refresh(caller, opened, 'messages');

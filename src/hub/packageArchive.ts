@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { z } from 'zod';
 import { nameSchema } from '../config/names.js';
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 import { requestName } from './requestNames.js';
 
 export interface ArchiveLimits {
@@ -51,7 +51,7 @@ export interface PackageContents {
   xsds: Record<string, string>;
 }
 
-const refuse = (why: string) => badRequest('InvalidPackage', `The file is not a valid package: ${why}.`);
+const refuse = (reason: string) => hubError('InvalidPackage', { reason });
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
  * options) and of the default recovery options; each change goes through Configuration.update.
  */
 import type { PackageInstance, RecoveryOptions, Sentinel, Setting } from '../config/model.js';
-import { notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ChangeOrigin, Configuration } from './configuration.js';
 import type { HubLicense } from './license.js';
 import type { Sentinels } from './sentinels.js';
@@ -65,7 +65,7 @@ export class PackageInstances {
   require(sentinelName: string, instanceName: string): { sentinel: Sentinel; instance: PackageInstance } {
     this.sentinels.require(sentinelName);
     const ref = this.configuration.instance(sentinelName, instanceName);
-    if (!ref) throw notFound(`The package instance '${instanceName}' does not exist on sentinel '${sentinelName}'.`);
+    if (!ref) throw hubError('PackageInstanceNotFound', { sentinel: sentinelName, instance: instanceName });
     return ref;
   }
 

@@ -1,4 +1,4 @@
-import { tooManyRequests } from '../errors.js';
+import { hubError } from '../errors.js';
 
 /** Caps the long-polls waiting at once per credential, so one client cannot hold every socket. */
 export class PollGate {
@@ -10,7 +10,7 @@ export class PollGate {
   enter(credential: string): void {
     const count = this.waiting.get(credential) ?? 0;
     if (count >= this.maxPerCredential) {
-      throw tooManyRequests(`The credential '${credential}' already has ${count} long-polls waiting (the most allowed).`);
+      throw hubError('TooManyPolls', { credential, count });
     }
     this.waiting.set(credential, count + 1);
   }

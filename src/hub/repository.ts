@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
 import type { Logger } from 'pino';
-import { badRequest, conflict, HubError, notFound } from '../errors.js';
+import { HubError, hubError } from '../errors.js';
 import type { RepositoryChange, RepositoryPackage, RepositoryStore } from './ports/repository.js';
 import type { ArchiveLimits, PackageManifest } from './packageArchive.js';
 import { readPackageArchive } from './packageArchive.js';
@@ -119,13 +119,13 @@ export class Repository {
       const checked = [];
       for (const file of files) {
         const size = fs.statSync(file.tempPath).size;
-        if (size > this.limits.maxPackageBytes) throw new HubError(413, 'PackageTooLarge', `The package '${file.fileName}' is larger than ${this.limits.maxPackageBytes} bytes.`);
+        if (size > this.limits.maxPackageBytes) throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes, file: file.fileName });
         const contents = await readPackageArchive(file.tempPath, this.limits);
         checked.push({ ...file, size, contents, sha256: await sha256Of(file.tempPath) });
       }
       const names = checked.map((c) => c.contents.manifest.Name);
       const dup = names.find((n, i) => names.indexOf(n) !== i);
-      if (dup) throw badRequest('InvalidPackage', `Two of the uploaded files are the package '${dup}'.`);
+      if (dup) throw hubError('DuplicatePackage', { name: dup });
       const stored: RepositoryEntry[] = [];
       for (const c of checked) {
         const target = path.join(this.dir, `${c.sha256}.zip`);
@@ -166,14 +166,14 @@ export class Repository {
     try {
       current = new URL(url);
     } catch {
-      throw badRequest('InvalidUrl', `'${url}' is not a URL.`);
+      throw hubError('InvalidUrl', { url });
     }
     const signal = AbortSignal.timeout(this.limits.downloadTimeoutMs);
     const tempPath = this.newTempPath();
     try {
       for (let redirects = 0; ; redirects++) {
         if (current.protocol !== 'http:' && current.protocol !== 'https:') {
-          throw badRequest('InvalidUrl', `Only http and https URLs can be downloaded, not '${current.protocol}'.`);
+          throw hubError('UnsupportedUrlScheme', { scheme: current.protocol });
         }
         let response: Response;
         try {
@@ -181,19 +181,19 @@ export class Repository {
         } catch (error) {
           const cause = (error as { cause?: { code?: string; message?: string } }).cause;
           const why = signal.aborted ? `no answer within ${this.limits.downloadTimeoutMs} ms` : (cause?.code ?? cause?.message ?? (error as Error).message);
-          throw badRequest('DownloadFailed', `The package could not be downloaded from '${current.href}': ${why}.`);
+          throw hubError('DownloadFailed', { url: current.href, reason: why });
         }
         const location = response.headers.get('location');
         if (response.status >= 300 && response.status < 400 && location) {
-          if (redirects >= this.limits.maxRedirects) throw badRequest('DownloadFailed', `More than ${this.limits.maxRedirects} redirects from '${url}'.`);
+          if (redirects >= this.limits.maxRedirects) throw hubError('TooManyRedirects', { max: this.limits.maxRedirects, url });
           current = new URL(location, current);
           continue;
         }
         if (!response.ok || !response.body) {
-          throw badRequest('DownloadFailed', `The package could not be downloaded from '${current.href}': the server answered ${response.status}.`);
+          throw hubError('DownloadFailed', { url: current.href, reason: `the server answered ${response.status}` });
         }
         const declared = Number(response.headers.get('content-length') ?? 0);
-        if (declared > this.limits.maxPackageBytes) throw new HubError(413, 'PackageTooLarge', `The package is larger than ${this.limits.maxPackageBytes} bytes.`);
+        if (declared > this.limits.maxPackageBytes) throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes });
         await this.saveBody(response.body, tempPath, signal);
         break;
       }
@@ -210,7 +210,7 @@ export class Repository {
     const limit = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         size += chunk.length;
-        if (size > max) done(new HubError(413, 'PackageTooLarge', `The package is larger than ${max} bytes.`));
+        if (size > max) done(hubError('PackageTooLarge', { max }));
         else done(null, chunk);
       },
     });
@@ -224,7 +224,7 @@ export class Repository {
       file.destroy();
       await closed;
       if (error instanceof HubError) throw error;
-      throw badRequest('DownloadFailed', `The download was interrupted: ${signal.aborted ? 'it took too long' : (error as Error).message}.`);
+      throw hubError('DownloadInterrupted', { reason: signal.aborted ? 'it took too long' : (error as Error).message });
     }
   }
 
@@ -234,7 +234,7 @@ export class Repository {
 
   private async require(name: string): Promise<RepositoryPackage> {
     const stored = await this.catalog.find(name);
-    if (!stored) throw notFound(`The package '${name}' is not in the repository.`);
+    if (!stored) throw hubError('PackageNotFound', { name });
     return stored;
   }
 
@@ -244,22 +244,22 @@ export class Repository {
 
   async rename(name: string, newName: string): Promise<RepositoryEntry> {
     const outcome = await this.catalog.rename(name, newName);
-    if (outcome === 'missing') throw notFound(`The package '${name}' is not in the repository.`);
-    if (outcome === 'taken') throw conflict('NameTaken', `The repository already has a package named '${newName}'.`);
+    if (outcome === 'missing') throw hubError('PackageNotFound', { name });
+    if (outcome === 'taken') throw hubError('PackageNameTaken', { name: newName });
     await this.reindex();
     return this.get(newName);
   }
 
   async delete(name: string): Promise<void> {
     const change = await this.catalog.remove(name);
-    if (!change) throw notFound(`The package '${name}' is not in the repository.`);
+    if (!change) throw hubError('PackageNotFound', { name });
     this.removeUnusedArchive(change);
     await this.reindex();
   }
 
   async icon(name: string): Promise<Buffer> {
     const stored = await this.require(name);
-    if (!stored.icon) throw notFound(`The package '${name}' has no icon.`);
+    if (!stored.icon) throw hubError('IconNotFound', { name });
     return stored.icon;
   }
 
@@ -268,7 +268,7 @@ export class Repository {
     const xsds = JSON.parse(stored.xsds) as Record<string, string>;
     // Own keys only: `constructor` or `toString` must be a 404, not Object.prototype's function.
     const xsd = Object.hasOwn(xsds, settingKey) ? xsds[settingKey] : undefined;
-    if (typeof xsd !== 'string') throw notFound(`The setting '${settingKey}' of package '${name}' has no XSD.`);
+    if (typeof xsd !== 'string') throw hubError('XsdNotFound', { name, setting: settingKey });
     return xsd;
   }
 }

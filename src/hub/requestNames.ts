@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { textProblem } from '../config/names.js';
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 
 const MAX_REQUEST_NAME_LENGTH = 1024;
 /**
@@ -57,7 +57,7 @@ export function checkRequestName(what: string, value: string, max = MAX_REQUEST_
 export const checkFilter = (what: string, value: string): string => reportProblem(what, value, filterProblem(value));
 
 function reportProblem(what: string, value: string, problem: string | undefined): string {
-  if (problem) throw badRequest('InvalidName', `The ${what} ${problem}.`, `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`);
+  if (problem) throw hubError('InvalidName', { what, problem }, `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`);
   return value;
 }
 

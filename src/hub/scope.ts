@@ -1,5 +1,5 @@
 /** Message scopes: names and numbers on the wire (who a scope reaches: hub/messageAddresses.ts). */
-import { badRequest } from '../errors.js';
+import { hubError } from '../errors.js';
 
 /** Numbers on the wire (wire.md). */
 export const ScopeType = { None: 0, Group: 1, Package: 2, Sentinel: 3, Others: 4, All: 5 } as const;
@@ -18,7 +18,7 @@ const byLowerName = new Map<string, ScopeName>([
 /** Accepts a name (any case, `Other` or `Others`) or a wire number. */
 export function parseScope(raw: unknown): ScopeName {
   const text = String(raw ?? '').trim();
-  if (text === '') throw badRequest('MissingParameter', "The scope is required (All, Others, Group, Sentinel or Package).");
+  if (text === '') throw hubError('MissingScope');
   if (/^\d+$/.test(text)) {
     const entry = Object.entries(ScopeType).find(([, n]) => n === Number(text));
     if (entry && entry[0] !== 'None') return entry[0] as ScopeName;
@@ -26,13 +26,13 @@ export function parseScope(raw: unknown): ScopeName {
     const name = byLowerName.get(text.toLowerCase());
     if (name) return name;
   }
-  throw badRequest('InvalidScope', `Unknown scope '${text}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).`);
+  throw hubError('InvalidScope', { scope: text });
 }
 
 /** Group, Sentinel and Package name their targets: without args they would reach nobody. */
 export function checkScopeArgs(scope: ScopeName, args: string[]): void {
   const needsArgs = scope === 'Group' || scope === 'Sentinel' || scope === 'Package';
   if (needsArgs && args.length === 0) {
-    throw badRequest('MissingScopeArgs', `The scope '${scope}' needs at least one argument (args).`);
+    throw hubError('MissingScopeArgs', { scope });
   }
 }

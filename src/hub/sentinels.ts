@@ -1,6 +1,6 @@
 /** Management of the configuration's sentinels; each change goes through Configuration.update. */
 import type { HubConfiguration, Sentinel } from '../config/model.js';
-import { notFound } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ChangeOrigin, Configuration } from './configuration.js';
 import type { HubLicense } from './license.js';
 
@@ -21,7 +21,7 @@ export class Sentinels {
   /** The sentinel, or NotFound (404). */
   require(name: string): Sentinel {
     const sentinel = this.configuration.sentinel(name);
-    if (!sentinel) throw notFound(`The sentinel '${name}' does not exist.`);
+    if (!sentinel) throw hubError('SentinelNotFound', { sentinel: name });
     return sentinel;
   }
 

@@ -1,5 +1,5 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
-import { badRequest, subscriptionLost } from '../errors.js';
+import { hubError } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import { isGuid } from './messageAddresses.js';
 import type { OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from './ports/subscriptions.js';
@@ -11,7 +11,7 @@ import type { PollWaiter, WakeUps } from './wakeUps.js';
 
 export type { SubscriptionKind };
 
-const missingSubscriptionId = () => badRequest('MissingParameter', "The parameter 'subscriptionId' is required.");
+const missingSubscriptionId = () => hubError('MissingParameter', { parameter: 'subscriptionId' });
 
 /** A subscription some poll of which is between reading its filters and registering its waiter. */
 interface Registering {
@@ -39,7 +39,7 @@ export class Subscriptions {
   /** The caller as a subscription owner, recorded on first sight. */
   async owner(caller: Caller, requestedId: string | undefined): Promise<SubscriptionOwner> {
     if (requestedId !== undefined && !isGuid(requestedId)) {
-      throw badRequest('InvalidSubscriptionId', `subscriptionId '${requestedId}' is not a GUID.`);
+      throw hubError('InvalidSubscriptionId', { id: requestedId });
     }
     return { connectionId: await this.callers.connectionId(caller), credentialName: caller.credential.name };
   }
@@ -59,7 +59,7 @@ export class Subscriptions {
     if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
     const interest = connectionId ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind) : undefined;
-    if (!interest) throw subscriptionLost(id);
+    if (!interest) throw hubError('SubscriptionNotFound', { id });
     return interest;
   }
 

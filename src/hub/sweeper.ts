@@ -4,7 +4,7 @@
  * process's write lock is skipped with a warning.
  */
 import type { Logger } from 'pino';
-import { isDatabaseBusy } from '../errors.js';
+import { isHubError } from '../errors.js';
 import type { MessageStore } from './ports/messages.js';
 import type { StateObjectStore } from './ports/stateObjects.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
@@ -35,7 +35,7 @@ export class Sweeper {
   start(): void {
     this.timer = setInterval(() => {
       if (!this.running) this.running = this.sweep().catch((error: unknown) => {
-        if (isDatabaseBusy(error)) this.logger.warn('sweep skipped: another process holds the database write lock; trying again next time');
+        if (isHubError(error, 'DatabaseBusy')) this.logger.warn('sweep skipped: another process holds the database write lock; trying again next time');
         else this.logger.error({ err: error }, 'sweep failed');
       }).finally(() => {
         this.running = undefined;

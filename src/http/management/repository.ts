@@ -6,7 +6,7 @@ import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { nameSchema } from '../../config/names.js';
-import { badRequest } from '../../errors.js';
+import { hubError } from '../../errors.js';
 import { parseBody, withKeys } from '../bodies.js';
 import type { HubServices, HubState } from '../context.js';
 import { noContent } from '../context.js';
@@ -65,7 +65,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
   // out takes it). `UploadPackage` is the name Constellation's Console and ctln call it by.
   const uploadPackage = async (ctx: Context): Promise<void> => {
     if (!ctx.is('multipart/form-data')) {
-      throw badRequest('UnsupportedContentType', "Upload packages as 'multipart/form-data'.", `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+      throw hubError('UnsupportedContentType', { expected: "'multipart/form-data', the package archives as files" }, `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
     }
     const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
     const removeFolder = () => setTimeout(() => fs.rmSync(uploadDir, { recursive: true, force: true }), 50).unref();
@@ -97,7 +97,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     try {
       await parse(ctx, async () => undefined);
       const files = Object.values((ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files ?? {}).flat();
-      if (files.length === 0) throw badRequest('MissingBody', 'The form has no file: attach one or more package archives.');
+      if (files.length === 0) throw hubError('MissingPackageFile');
       ctx.body = await repository.store(files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })));
     } finally {
       for (const file of started) fs.rmSync(file, { force: true });

@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { badRequest, notFound } from '../../errors.js';
+import { hubError } from '../../errors.js';
 import { licenseSchema } from '../../hub/license.js';
 import { parseLogLevel } from '../../hub/packageLogs.js';
 import { parseBody } from '../bodies.js';
@@ -40,7 +40,7 @@ function sinceParam(ctx: Context): number | undefined {
   const raw = queryParam(ctx, 'since');
   if (!raw) return undefined;
   const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw badRequest('InvalidParameter', `The parameter 'since' must be an ISO 8601 date or epoch milliseconds, got '${raw}'.`);
+  if (!Number.isFinite(ms)) throw hubError('InvalidParameter', { parameter: 'since', expected: 'an ISO 8601 date or epoch milliseconds', got: raw });
   return ms;
 }
 
@@ -66,7 +66,7 @@ export function managementRouter(services: HubServices): Router<HubState> {
   router.post('/configuration', async (ctx) => {
     const text = (ctx.request as { body?: unknown }).body;
     if (typeof text !== 'string' || text.trim() === '') {
-      throw badRequest('MissingBody', 'The body must be the XML configuration file (Content-Type: application/xml).');
+      throw hubError('MissingConfiguration');
     }
     await configurationFile.save(text, origin(ctx));
     noContent(ctx);
@@ -140,7 +140,7 @@ export function managementRouter(services: HubServices): Router<HubState> {
     const instance = pathName(ctx, 'package');
     instances.require(sentinel, instance);
     const descriptor = await descriptors.find(sentinel, instance);
-    if (!descriptor) throw notFound(`The package instance '${sentinel}/${instance}' has not declared a descriptor.`);
+    if (!descriptor) throw hubError('DescriptorNotFound', { sentinel, instance });
     ctx.body = descriptor;
   });
 
@@ -167,10 +167,10 @@ export function managementRouter(services: HubServices): Router<HubState> {
   router.get('/logs', async (ctx) => {
     const rawLevel = queryParam(ctx, 'level');
     const level = rawLevel ? parseLogLevel(rawLevel) : undefined;
-    if (rawLevel && !level) throw badRequest('InvalidParameter', `The parameter 'level' must be Info, Warn or Error, got '${rawLevel}'.`);
+    if (rawLevel && !level) throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
     const rawAfter = queryParam(ctx, 'after');
     if (rawAfter !== undefined && !/^\d{1,15}$/.test(rawAfter)) {
-      throw badRequest('InvalidParameter', `The parameter 'after' must be a log Id, got '${rawAfter}'.`);
+      throw hubError('InvalidParameter', { parameter: 'after', expected: 'a log Id', got: rawAfter });
     }
     const limit = limitParam(ctx) || 1000;
     const follow = rawAfter !== undefined && queryParam(ctx, 'timeout') !== undefined;

@@ -8,7 +8,7 @@
  * addressed to the subscription and moves the cursor, in one transaction.
  */
 import type pg from 'pg';
-import { ClientGone, HubError } from '../../errors.js';
+import { ClientGone, hubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { MessageAddresses, SentMessage } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
@@ -118,7 +118,7 @@ export class PostgresMessageStore implements MessageStore {
         name: 'hub_answer_saga', text: 'delete from saga_requests where connection_id = $1 and saga_id = $2', values: [replyBy, message.sagaId],
       })).rowCount ?? 0) > 0;
       if (!answered) {
-        throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
+        throw hubError('MessageNotAuthorized',
           `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
       }
       const [stored] = await appendMessages(client, [rowOf(message)]);

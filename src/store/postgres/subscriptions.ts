@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { HubError } from '../../errors.js';
+import { hubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
@@ -131,8 +131,7 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
       name: 'hub_count_owned', text: 'select count(*) as n from subscriptions where credential_name = $1', values: [owner.credentialName] });
     const owned = rows[0].n;
     if (owned >= this.maxPerCredential) {
-      throw new HubError(429, 'TooManySubscriptions', `The credential '${owner.credentialName}' has ${owned} subscriptions (the most allowed).`,
-        'Reuse a subscription (pass its subscriptionId), or let unused ones expire.');
+      throw hubError('TooManySubscriptions', { credential: owner.credentialName, count: owned });
     }
     const now = Date.now();
     const cursor = kind === 'messages' ? await messageHead(client) : 0;

@@ -2,12 +2,12 @@
  * One transaction on a pooled connection, for the PostgreSQL engine's operations that are not group
  * commits: its promise settles after the COMMIT; a deadlock or serialization failure (40P01, 40001)
  * runs it again (up to 3 times); a lost connection, a lock not had within lock_timeout (55P03), a
- * statement timeout or a pool with no free connection in time becomes the catalogue's DatabaseBusy
- * (503); the hub's own errors thrown by the work (ClientGone, a refusal) pass through as they are.
+ * statement timeout or a pool with no free connection in time becomes the catalogue's DatabaseBusy;
+ * the hub's own errors thrown by the work (ClientGone, a refusal) pass through as they are.
  * A connection that failed goes back to the pool as broken, so the pool drops it.
  */
 import pg from 'pg';
-import { databaseBusy } from '../../errors.js';
+import { hubError } from '../../errors.js';
 
 const RETRIABLE = new Set(['40P01', '40001']);
 const BUSY = new Set(['55P03', '57014']);
@@ -25,7 +25,7 @@ export function isConnectionLost(error: unknown): boolean {
 
 /** What the hub is told: DatabaseBusy for what a later try may cure, the error itself otherwise. */
 export function storeError(error: unknown): unknown {
-  return isConnectionLost(error) || BUSY.has(sqlState(error) ?? '') ? databaseBusy() : error;
+  return isConnectionLost(error) || BUSY.has(sqlState(error) ?? '') ? hubError('DatabaseBusy') : error;
 }
 
 export interface TransactionOptions {

@@ -6,7 +6,7 @@
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
-import { ClientGone, HubError } from '../../errors.js';
+import { ClientGone, hubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
@@ -89,7 +89,7 @@ export class SqliteMessageStore implements MessageStore {
       if (options.sagaReplyBy !== undefined) {
         const answered = message.sagaId !== null && this.findSaga.run(options.sagaReplyBy, message.sagaId).changes > 0;
         if (!answered) {
-          throw new HubError(403, 'MessageNotAuthorized', 'This message is not authorized.',
+          throw hubError('MessageNotAuthorized',
             `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
         }
       }

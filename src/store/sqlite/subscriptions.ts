@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
 import type { SubscriptionRow } from '../../db/schema.js';
-import { HubError } from '../../errors.js';
+import { hubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
@@ -130,8 +130,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private insert(id: string, kind: SubscriptionKind, owner: SubscriptionOwner, now: number): void {
     const owned = this.countOwned.get(owner.credentialName) as number;
     if (owned >= this.maxPerCredential) {
-      throw new HubError(429, 'TooManySubscriptions', `The credential '${owner.credentialName}' has ${owned} subscriptions (the most allowed).`,
-        'Reuse a subscription (pass its subscriptionId), or let unused ones expire.');
+      throw hubError('TooManySubscriptions', { credential: owner.credentialName, count: owned });
     }
     const cursor = kind === 'messages' ? this.messages.endOfLogNow() : 0;
     this.insertRow.run(id, kind, owner.connectionId, owner.credentialName, now, now, cursor);
