@@ -1,7 +1,8 @@
 /**
  * The console's HTTP client. Every call goes through the hub's documented interfaces, authenticated by
  * headers (the access key never appears in an address). Failures surface as the hub's own
- * Message/MessageDetail; a hub that cannot be reached marks the connection as reconnecting.
+ * Message/MessageDetail, told apart by its Code (src/errors.ts); a hub that cannot be reached marks
+ * the connection as reconnecting.
  */
 import { Store } from './store';
 
@@ -14,6 +15,8 @@ export class HubFailure extends Error {
     readonly status: number,
     message: string,
     readonly detail?: string,
+    /** The hub's error code (`Code`), absent when the answer was not the hub's error body. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -34,8 +37,6 @@ export function signOut(): void {
   accessKey.set(null);
 }
 
-/** The hub's answer to a wrong key (a refused message or group join says something else). */
-const ACCESS_DENIED = 'Authorization has been denied for this request.';
 /**
  * Set when the hub refuses the key (deleted, disabled, rotated, right withdrawn): the page signs out
  * instead of retrying, since every refused attempt also slows the hub's answers to this address.
@@ -137,8 +138,8 @@ export function authenticationHeaders(iface: Interface): Record<string, string> 
 async function failureOf(response: Response): Promise<HubFailure> {
   const text = await response.text();
   try {
-    const body = JSON.parse(text) as { Message?: string; MessageDetail?: string };
-    if (body && typeof body.Message === 'string') return new HubFailure(response.status, body.Message, body.MessageDetail);
+    const body = JSON.parse(text) as { Message?: string; MessageDetail?: string; Code?: string };
+    if (body && typeof body.Message === 'string') return new HubFailure(response.status, body.Message, body.MessageDetail, body.Code);
   } catch {
     // Not the hub's JSON error body (a proxy's page, say): show the status line instead.
   }
@@ -170,7 +171,8 @@ export async function call<T = unknown>(iface: Interface, action: string, option
   reached();
   if (!response.ok) {
     const failure = await failureOf(response);
-    if (response.status === 403 && failure.message === ACCESS_DENIED) keyRefused.set(failure);
+    // A wrong key, not a refused message or group join (MessageNotAuthorized, GroupNotAuthorized).
+    if (failure.code === 'AccessDenied') keyRefused.set(failure);
     throw failure;
   }
   if (response.status === 204) return undefined as T;
@@ -216,8 +218,8 @@ export function upload<T>(action: string, form: FormData, onProgress: (fraction:
         return;
       }
       try {
-        const body = JSON.parse(text) as { Message: string; MessageDetail?: string };
-        reject(new HubFailure(request.status, body.Message, body.MessageDetail));
+        const body = JSON.parse(text) as { Message: string; MessageDetail?: string; Code?: string };
+        reject(new HubFailure(request.status, body.Message, body.MessageDetail, body.Code));
       } catch {
         reject(new HubFailure(request.status, `The hub answered ${request.status}.`));
       }

@@ -38,8 +38,8 @@ export function awaitSagaReply(sagaId: string, signal: AbortSignal): Promise<Mes
   });
 }
 
-/** A subscription lost (idle-swept, or an unknown id): the hub answers exactly 500 and we subscribe again. */
-const subscriptionLost = (error: unknown) => error instanceof HubFailure && error.status === 500;
+/** A subscription lost (idle-swept, or an unknown id): the hub answers SubscriptionNotFound and we subscribe again. */
+const subscriptionLost = (error: unknown) => error instanceof HubFailure && error.code === 'SubscriptionNotFound';
 
 /** Runs `step` until stopped; on failure waits with back-off (reset after each success). */
 async function loop(signal: AbortSignal, step: () => Promise<void>, onFailure: (error: unknown) => void): Promise<void> {

@@ -82,7 +82,7 @@ function SignIn({ refusal }: { refusal: unknown }) {
 }
 
 function SignInError({ error }: { error: unknown }) {
-  if (error instanceof HubFailure && error.status === 403) {
+  if (error instanceof HubFailure && error.code === 'AccessDenied') {
     return <ErrorAlert error={new HubFailure(403, `Wrong access key: ${error.message}`, error.detail ?? 'Use the key of a credential that is enabled and has the management right.')} />;
   }
   return <ErrorAlert error={error} />;
