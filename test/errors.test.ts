@@ -1,7 +1,9 @@
 /**
  * The error catalogue (src/errors.ts) and its statuses (src/http/errorMapping.ts): every code has a
- * status and a message, and refusals from each layer reach the wire with their code.
+ * status, a message and a row in docs/api.md, and refusals from each layer reach the wire with their code.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, hubError, type ErrorCode } from '../src/errors.js';
 import { ERROR_STATUS } from '../src/http/errorMapping.js';
@@ -37,6 +39,13 @@ describe('the error catalogue', () => {
     expect([denied.message, denied.detail]).toEqual(['Authorization has been denied for this request.', undefined]);
     expect(hubError('MessageNotAuthorized', 'rule 1').detail).toBe('rule 1');
     expect(hubError('DatabaseBusy', 'now').detail).toBe('now');
+  });
+
+  it('lists every code with its status in docs/api.md, and no other', () => {
+    const api = fs.readFileSync(path.join(import.meta.dirname, '..', 'docs', 'api.md'), 'utf8');
+    const rows = [...api.matchAll(/^\| `(\w+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(Object.fromEntries(rows)).toEqual(ERROR_STATUS);
+    expect(rows).toHaveLength(codes.length);
   });
 });
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { packageDescriptor } from '../hub/descriptorSchema.js';
 import { licenseSchema } from '../hub/license.js';
 import { pushStateObjectBody, sendMessageBody } from './bodies.js';
+import { ERRORS } from '../errors.js';
 import { authorizationsBody, credentialBody, groupsBody, instanceBody, recoveryBody, sentinelBody, settingsBody } from './management/bodies.js';
 
 const bodies = {
@@ -158,8 +159,12 @@ export function openApiDocument(version: string) {
   const schemas: Record<string, unknown> = Object.fromEntries(Object.entries(bodies).map(([name, schema]) => [name, schemaOf(schema)]));
   schemas.Error = {
     type: 'object',
-    required: ['Message'],
-    properties: { Message: { type: 'string' }, MessageDetail: { type: 'string' } },
+    required: ['Message', 'Code'],
+    properties: {
+      Message: { type: 'string' },
+      MessageDetail: { type: 'string' },
+      Code: { type: 'string', enum: Object.keys(ERRORS), description: 'Stable: compare it, never Message. docs/api.md gives each code its status and meaning.' },
+    },
   };
   return {
     openapi: '3.1.0',
