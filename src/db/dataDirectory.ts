@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { PRIVATE_DIR, PRIVATE_FILE, privateFile } from '../privateFiles.js';
+import { isSqliteBusy } from './busy.js';
 
 export class DataDirectoryInUse extends Error {
   constructor(dataDir: string, pid: string | undefined) {
@@ -47,7 +48,7 @@ export function lockDataDirectory(dataDir: string): DataDirectoryLock {
     lock.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder; INSERT INTO holder VALUES (' + process.pid + ')');
   } catch (error) {
     lock.close();
-    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
+    if (isSqliteBusy(error)) {
       let pid: string | undefined;
       try {
         pid = fs.readFileSync(pidFile, 'utf8').trim() || undefined;

@@ -42,8 +42,6 @@ function withStatementCache(sqlite: Sqlite.Database) {
 
 const BUSY_TIMEOUT_MS = 50;
 
-export { isSqliteBusy as isDatabaseBusy } from './busy.js';
-
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
 export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {
   dataDirectory(path.dirname(file));

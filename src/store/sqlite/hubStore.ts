@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import { TransactionBatcher } from '../../db/batch.js';
 import type { OpenedDatabase } from '../../db/open.js';
-import { closeDatabase, incrementalVacuum, isDatabaseBusy, migrateToLatest, openDatabase } from '../../db/open.js';
+import { isSqliteBusy } from '../../db/busy.js';
+import { closeDatabase, incrementalVacuum, migrateToLatest, openDatabase } from '../../db/open.js';
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { SqliteActivityStore } from './activity.js';
 import { SqliteCallerStore } from './callers.js';
@@ -54,7 +55,7 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     try {
       incrementalVacuum(sqlite);
     } catch (error) {
-      if (isDatabaseBusy(error)) logger.warn('incremental vacuum skipped: the database is locked by another process');
+      if (isSqliteBusy(error)) logger.warn('incremental vacuum skipped: the database is locked by another process');
       else logger.error({ err: error }, 'incremental vacuum failed');
     }
   }, options.vacuumIntervalMs);
