@@ -20,7 +20,8 @@ export const ERRORS = {
   // The request is not valid
   MissingParameter: { message: (f: { parameter: string }) => `The parameter '${f.parameter}' is required.` },
   InvalidParameter: {
-    message: (f: { parameter: string; expected: string; got: string }) => `The parameter '${f.parameter}' must be ${f.expected}, got '${f.got}'.`,
+    message: (f: { parameter: string; expected: string; got: string }) =>
+      `The parameter '${f.parameter}' must be ${f.expected}, got '${f.got}'.`,
   },
   ValueTooLarge: {
     message: (f: { max: number }) => `The value is longer than ${f.max} characters.`,
@@ -29,23 +30,38 @@ export const ERRORS = {
   InvalidName: { message: (f: { what: string; problem: string }) => `The ${f.what} ${f.problem}.` },
   InvalidSubscriptionId: { message: (f: { id: string }) => `subscriptionId '${f.id}' is not a GUID.` },
   MissingScope: { message: 'The scope is required (All, Others, Group, Sentinel or Package).' },
-  InvalidScope: { message: (f: { scope: string }) => `Unknown scope '${f.scope}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).` },
+  InvalidScope: {
+    message: (f: { scope: string }) =>
+      `Unknown scope '${f.scope}': use All, Others, Group, Sentinel or Package (or 5, 4, 1, 3, 2).`,
+  },
   MissingScopeArgs: { message: (f: { scope: string }) => `The scope '${f.scope}' needs at least one argument (args).` },
   MissingMessageKey: { message: "The message key ('key' or 'Key') is required." },
   MissingBody: { message: 'The request body is empty: a JSON body is required.' },
   UnsupportedContentType: { message: (f: { expected: string }) => `The body must be ${f.expected}.` },
   MalformedJson: { message: 'The request body is not valid JSON.' },
-  InvalidBody: { message: (f: { field: string; problem: string }) => `The body is not valid: ${f.field} ${f.problem}.` },
+  InvalidBody: {
+    message: (f: { field: string; problem: string }) => `The body is not valid: ${f.field} ${f.problem}.`,
+  },
   UnreadableBody: { message: 'The request body could not be read.' },
   BodyTooLarge: { message: 'The request body is too large.' },
-  BodyTimeout: { message: (f: { seconds: number }) => `The request body did not arrive within ${f.seconds} s.`, detail: 'Send the whole body at once.' },
+  BodyTimeout: {
+    message: (f: { seconds: number }) => `The request body did not arrive within ${f.seconds} s.`,
+    detail: 'Send the whole body at once.',
+  },
   UnsupportedContentEncoding: {
-    message: (f: { encoding: string }) => `The Content-Encoding '${f.encoding}' is not supported: send the body uncompressed.`,
+    message: (f: { encoding: string }) =>
+      `The Content-Encoding '${f.encoding}' is not supported: send the body uncompressed.`,
     detail: 'Only identity is accepted.',
   },
   MalformedRequest: { message: 'The request is not valid HTTP.' },
-  HeadersTimeout: { message: (f: { seconds: number }) => `The request did not arrive within ${f.seconds} s.`, detail: 'Send the request line and headers at once.' },
-  HeadersTooLarge: { message: 'The request address or headers are too large.', detail: 'Send large values in the body of a POST request.' },
+  HeadersTimeout: {
+    message: (f: { seconds: number }) => `The request did not arrive within ${f.seconds} s.`,
+    detail: 'Send the request line and headers at once.',
+  },
+  HeadersTooLarge: {
+    message: 'The request address or headers are too large.',
+    detail: 'Send large values in the body of a POST request.',
+  },
   MethodNotAllowed: { message: 'The requested resource does not support this HTTP method.' }, // (Constellation)
 
   // Authentication and authorizations
@@ -54,7 +70,9 @@ export const ERRORS = {
   GroupNotAuthorized: { message: 'Joining this group is not authorized.' },
 
   // What the request names does not exist
-  NotFound: { message: (f: { path: string }) => `No HTTP resource was found that matches the request URI '${f.path}'.` }, // (Constellation)
+  NotFound: {
+    message: (f: { path: string }) => `No HTTP resource was found that matches the request URI '${f.path}'.`,
+  }, // (Constellation)
   NoInterface: { message: 'No interface is served at this address.' },
   SubscriptionNotFound: {
     message: (f: { id: string }) => `The subscription '${f.id}' does not exist or has expired.`,
@@ -62,59 +80,83 @@ export const ERRORS = {
   },
   SentinelNotFound: { message: (f: { sentinel: string }) => `The sentinel '${f.sentinel}' does not exist.` },
   PackageInstanceNotFound: {
-    message: (f: { sentinel: string; instance: string }) => `The package instance '${f.instance}' does not exist on sentinel '${f.sentinel}'.`,
+    message: (f: { sentinel: string; instance: string }) =>
+      `The package instance '${f.instance}' does not exist on sentinel '${f.sentinel}'.`,
   },
   CredentialNotFound: { message: (f: { credential: string }) => `The credential '${f.credential}' does not exist.` },
   DescriptorNotFound: {
-    message: (f: { sentinel: string; instance: string }) => `The package instance '${f.sentinel}/${f.instance}' has not declared a descriptor.`,
+    message: (f: { sentinel: string; instance: string }) =>
+      `The package instance '${f.sentinel}/${f.instance}' has not declared a descriptor.`,
   },
   ConfigurationFileNotFound: { message: 'The configuration file does not exist.' },
   PackageNotFound: { message: (f: { name: string }) => `The package '${f.name}' is not in the repository.` },
   IconNotFound: { message: (f: { name: string }) => `The package '${f.name}' has no icon.` },
-  XsdNotFound: { message: (f: { name: string; setting: string }) => `The setting '${f.setting}' of package '${f.name}' has no XSD.` },
+  XsdNotFound: {
+    message: (f: { name: string; setting: string }) => `The setting '${f.setting}' of package '${f.name}' has no XSD.`,
+  },
 
   // Management: configuration, credentials, license
   InvalidConfiguration: { message: 'The configuration is not valid.' },
   MissingConfiguration: { message: 'The body must be the XML configuration file (Content-Type: application/xml).' },
   ConfigurationFilePending: {
-    message: 'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
+    message:
+      'The configuration file has changes that are not applied: it was edited by hand or sent with POST configuration and not reloaded since.',
     detail:
       'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
   },
-  CredentialInUse: { message: (f: { credential: string; users: string }) => `The credential '${f.credential}' is used by ${f.users}.` },
+  CredentialInUse: {
+    message: (f: { credential: string; users: string }) => `The credential '${f.credential}' is used by ${f.users}.`,
+  },
   LastManagementCredential: { message: 'This change would leave no enabled credential with the management right.' },
-  LicenseLimit: { message: (f: { max: number; what: string; setting: string }) => `The license allows at most ${f.max} ${f.what} (${f.setting}).` },
+  LicenseLimit: {
+    message: (f: { max: number; what: string; setting: string }) =>
+      `The license allows at most ${f.max} ${f.what} (${f.setting}).`,
+  },
 
   // The package repository
   MissingPackageFile: { message: 'The form has no file: attach one or more package archives.' },
   InvalidPackage: { message: (f: { reason: string }) => `The file is not a valid package: ${f.reason}.` },
   DuplicatePackage: { message: (f: { name: string }) => `Two of the uploaded files are the package '${f.name}'.` },
   PackageTooLarge: {
-    message: (f: { max: number; file?: string }) => `The package${f.file === undefined ? '' : ` '${f.file}'`} is larger than ${f.max} bytes.`,
+    message: (f: { max: number; file?: string }) =>
+      `The package${f.file === undefined ? '' : ` '${f.file}'`} is larger than ${f.max} bytes.`,
   },
   PackageNameTaken: { message: (f: { name: string }) => `The repository already has a package named '${f.name}'.` },
   InvalidUrl: { message: (f: { url: string }) => `'${f.url}' is not a URL.` },
-  UnsupportedUrlScheme: { message: (f: { scheme: string }) => `Only http and https URLs can be downloaded, not '${f.scheme}'.` },
-  DownloadFailed: { message: (f: { url: string; reason: string }) => `The package could not be downloaded from '${f.url}': ${f.reason}.` },
+  UnsupportedUrlScheme: {
+    message: (f: { scheme: string }) => `Only http and https URLs can be downloaded, not '${f.scheme}'.`,
+  },
+  DownloadFailed: {
+    message: (f: { url: string; reason: string }) =>
+      `The package could not be downloaded from '${f.url}': ${f.reason}.`,
+  },
   TooManyRedirects: { message: (f: { max: number; url: string }) => `More than ${f.max} redirects from '${f.url}'.` },
   DownloadInterrupted: { message: (f: { reason: string }) => `The download was interrupted: ${f.reason}.` },
 
   // Limits per credential or address
   TooManySubscriptions: {
-    message: (f: { credential: string; count: number }) => `The credential '${f.credential}' has ${f.count} subscriptions (the most allowed).`,
+    message: (f: { credential: string; count: number }) =>
+      `The credential '${f.credential}' has ${f.count} subscriptions (the most allowed).`,
     detail: 'Reuse a subscription (pass its subscriptionId), or let unused ones expire.',
   },
   TooManyPolls: {
-    message: (f: { credential: string; count: number }) => `The credential '${f.credential}' already has ${f.count} long-polls waiting (the most allowed).`,
+    message: (f: { credential: string; count: number }) =>
+      `The credential '${f.credential}' already has ${f.count} long-polls waiting (the most allowed).`,
   },
-  TooManyAuthFailures: { message: (f: { seconds: number }) => `Too many failed authentications from this address: try again in ${f.seconds} s.` },
+  TooManyAuthFailures: {
+    message: (f: { seconds: number }) =>
+      `Too many failed authentications from this address: try again in ${f.seconds} s.`,
+  },
 
   // The hub cannot answer now
   DatabaseBusy: {
     message: 'The database is locked by another process.',
     detail: 'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
   },
-  ConsoleNotBuilt: { message: 'The console is not built.', detail: "Run 'npm run build' (npm ci does it once) and reload the page." },
+  ConsoleNotBuilt: {
+    message: 'The console is not built.',
+    detail: "Run 'npm run build' (npm ci does it once) and reload the page.",
+  },
   InternalError: { message: 'An error has occurred.' },
 } as const satisfies Record<string, Wording>;
 
@@ -140,12 +182,14 @@ export class HubError extends Error {
 export function hubError<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): HubError {
   const wording: Wording = ERRORS[code];
   const [facts, detail] = typeof wording.message === 'function' ? args : [undefined, ...args];
-  const message = typeof wording.message === 'function' ? (wording.message as (facts: unknown) => string)(facts) : wording.message;
+  const message =
+    typeof wording.message === 'function' ? (wording.message as (facts: unknown) => string)(facts) : wording.message;
   return new HubError(code, message, (detail as string | undefined) ?? wording.detail);
 }
 
 /** Whether `error` is the hub's error `code` (for code that must react to one without knowing statuses). */
-export const isHubError = (error: unknown, code: ErrorCode): error is HubError => error instanceof HubError && error.code === code;
+export const isHubError = (error: unknown, code: ErrorCode): error is HubError =>
+  error instanceof HubError && error.code === code;
 
 /** Thrown inside a poll's transaction when its client has gone: the transaction rolls back, nothing is consumed. */
 export class ClientGone extends Error {

@@ -34,7 +34,11 @@ describe('the error catalogue', () => {
 
   it('builds the error from the code: the catalogue wording, the facts, and a detail that replaces the default', () => {
     const lost = hubError('SubscriptionNotFound', { id: 'abc' });
-    expect([lost.code, lost.message, lost.detail]).toEqual(['SubscriptionNotFound', "The subscription 'abc' does not exist or has expired.", 'Subscribe again to receive updates.']);
+    expect([lost.code, lost.message, lost.detail]).toEqual([
+      'SubscriptionNotFound',
+      "The subscription 'abc' does not exist or has expired.",
+      'Subscribe again to receive updates.',
+    ]);
     const denied = hubError('AccessDenied');
     expect([denied.message, denied.detail]).toEqual(['Authorization has been denied for this request.', undefined]);
     expect(hubError('MessageNotAuthorized', 'rule 1').detail).toBe('rule 1');
@@ -58,13 +62,21 @@ describe('the code on the wire', () => {
     const answers = {
       wrongKey: await get(h, 'consumer/CheckAccess', consumer('App', 'wrong-key-0001')),
       unknownAction: await get(h, 'consumer/Nope', consumer()),
-      badTimeout: await get(h, 'consumer/GetMessages', consumer(), { subscriptionId: '00000000-0000-0000-0000-000000000000', timeout: 'soon' }),
+      badTimeout: await get(h, 'consumer/GetMessages', consumer(), {
+        subscriptionId: '00000000-0000-0000-0000-000000000000',
+        timeout: 'soon',
+      }),
       badBody: await post(h, 'consumer/SendMessage', consumer(), { Scope: { Scope: 'All' } }),
-      lostSubscription: await get(h, 'consumer/GetMessages', consumer(), { subscriptionId: '00000000-0000-0000-0000-000000000000', timeout: 0 }),
+      lostSubscription: await get(h, 'consumer/GetMessages', consumer(), {
+        subscriptionId: '00000000-0000-0000-0000-000000000000',
+        timeout: 0,
+      }),
     };
     idOf(await get(h, 'consumer/SubscribeToMessage', consumer('A')));
     const overLimit = await get(h, 'consumer/SubscribeToMessage', consumer('B'));
-    const seen = Object.fromEntries(Object.entries({ ...answers, overLimit }).map(([name, reply]) => [name, [reply.status, reply.json<Body>().Code]]));
+    const seen = Object.fromEntries(
+      Object.entries({ ...answers, overLimit }).map(([name, reply]) => [name, [reply.status, reply.json<Body>().Code]]),
+    );
     expect(seen).toEqual({
       wrongKey: [403, 'AccessDenied'],
       unknownAction: [404, 'NotFound'],
@@ -75,6 +87,8 @@ describe('the code on the wire', () => {
     });
     // The fields in the order Constellation's body has them, the code last.
     expect(Object.keys(answers.lostSubscription.json<Body>())).toEqual(['Message', 'MessageDetail', 'Code']);
-    expect(answers.wrongKey.text).toBe('{"Message":"Authorization has been denied for this request.","Code":"AccessDenied"}');
+    expect(answers.wrongKey.text).toBe(
+      '{"Message":"Authorization has been denied for this request.","Code":"AccessDenied"}',
+    );
   });
 });

@@ -107,7 +107,9 @@ function fromBodyReader(error: unknown): HubError | undefined {
   const e = error as { status?: unknown; statusCode?: unknown; httpCode?: unknown; message?: unknown };
   const status = [e?.status, e?.statusCode, e?.httpCode].find((s): s is number => typeof s === 'number');
   if (status === undefined || status < 400 || status >= 500) return undefined;
-  return status === 413 ? hubError('BodyTooLarge') : hubError('UnreadableBody', typeof e.message === 'string' ? e.message : undefined);
+  return status === 413
+    ? hubError('BodyTooLarge')
+    : hubError('UnreadableBody', typeof e.message === 'string' ? e.message : undefined);
 }
 
 /** Maps anything thrown while answering a request (in Koa's chain or after a long-poll left it, detached.ts). */
@@ -116,7 +118,8 @@ export function errorAnswer(thrown: unknown, logger: Logger, requestId: string, 
   if (thrown instanceof HubError) {
     error = thrown;
     if (error.code === 'DatabaseBusy') logger.warn({ reqId: requestId }, error.message);
-    else if (ERROR_STATUS[error.code] >= 500 && error.code !== 'SubscriptionNotFound') logger.error({ err: error, reqId: requestId }, error.message);
+    else if (ERROR_STATUS[error.code] >= 500 && error.code !== 'SubscriptionNotFound')
+      logger.error({ err: error, reqId: requestId }, error.message);
   } else if (thrown instanceof ConfigurationError) {
     error = hubError('InvalidConfiguration', thrown.message);
   } else {
