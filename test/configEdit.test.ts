@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WORKER_THRESHOLD_BYTES } from '../src/config/editor.js';
+import { WORKER_THRESHOLD_BYTES } from '../src/config/offLoop.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import type { TestHub } from './support/testHub.js';
 import { get, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir } from './support/testHub.js';

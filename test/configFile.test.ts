@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../src/config/validate.js';
-import { parseConfiguration, serializeConfiguration } from '../src/config/xmlFile.js';
+import { parseConfigurationFile, serializeConfiguration } from '../src/config/xmlFile.js';
 import { testConfiguration } from './support/testHub.js';
 
 const minimal = (body: string) => `<?xml version="1.0"?><hub><credentials><credential name="A" accessKey="k1" enableManagementAPI="true"/></credentials>${body}</hub>`;
+const configOf = (text: string) => parseConfigurationFile(text).config;
 
 describe('configuration file', () => {
   it('round-trips: parse(serialize(model)) gives the same model', () => {
@@ -20,21 +21,21 @@ describe('configuration file', () => {
       defaultAuthorization: 'Deny',
       rules: [{ id: '1', authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: 'Temp*' }],
     };
-    const once = parseConfiguration(serializeConfiguration(model));
+    const once = configOf(serializeConfiguration(model));
     expect(once).toEqual(model);
-    expect(parseConfiguration(serializeConfiguration(once))).toEqual(once);
+    expect(configOf(serializeConfiguration(once))).toEqual(once);
   });
 
   it('reads files whose root is <constellation> or <configuration><constellation>', () => {
     const inner = '<credentials><credential name="A" accessKey="k1"/></credentials><sentinels><sentinel name="S" credential="A"><packages><package name="P"/></packages></sentinel></sentinels>';
     for (const text of [`<constellation>${inner}</constellation>`, `<configuration><constellation>${inner}</constellation></configuration>`]) {
-      const config = parseConfiguration(text);
+      const config = configOf(text);
       expect(config.sentinels[0].packages[0]).toMatchObject({ name: 'P', enable: true, autoStart: true });
     }
   });
 
   it('reads settings from value, content and settings-group imports', () => {
-    const config = parseConfiguration(
+    const config = configOf(
       minimal(`<sentinels><sentinel name="S" credential="A"><packages><package name="P"><settings>
         <setting key="v" value="1"/><setting key="j"><content>{ "a": 1 }</content></setting>
         <import><settingGroup groupName="G"/></import></settings></package></packages></sentinel></sentinels>
@@ -60,7 +61,7 @@ describe('configuration file', () => {
     ['a wrong root', '<other/>', /root element/],
   ];
   it.each(refusals)('refuses %s, naming where', (_what, text, message) => {
-    expect(() => parseConfiguration(text)).toThrow(ConfigurationError);
-    expect(() => parseConfiguration(text)).toThrow(message);
+    expect(() => parseConfigurationFile(text)).toThrow(ConfigurationError);
+    expect(() => parseConfigurationFile(text)).toThrow(message);
   });
 });

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../src/config/validate.js';
-import { parseConfiguration } from '../src/config/xmlFile.js';
+import { parseConfigurationFile } from '../src/config/xmlFile.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import { storedStateOf } from './support/storedState.js';
 import type { TestHub } from './support/testHub.js';
@@ -53,9 +53,9 @@ describe('the same rules for the API and the file', () => {
 
   it('a file holding what the API refuses does not start, naming the element', () => {
     const withKey = (key: string) => constellationFile.replace('<setting key="PortName" value="COM4" />', `<setting key="k" value="1" /><setting key="${key}" value="2" />`);
-    expect(() => parseConfiguration(withKey('k '))).toThrow(/<setting> attribute "key" \("k "\) must not start or end with white space/);
-    expect(() => parseConfiguration(constellationFile.replace('accessKey="standard-access-key-0001"', 'accessKey="  spacekey1  "'))).toThrow(/accessKey.*white space/);
-    expect(() => parseConfiguration(constellationFile.replace('value="COM4"', 'value="a&#1;b"'))).toThrow(ConfigurationError);
+    expect(() => parseConfigurationFile(withKey('k '))).toThrow(/<setting> attribute "key" \("k "\) must not start or end with white space/);
+    expect(() => parseConfigurationFile(constellationFile.replace('accessKey="standard-access-key-0001"', 'accessKey="  spacekey1  "'))).toThrow(/accessKey.*white space/);
+    expect(() => parseConfigurationFile(constellationFile.replace('value="COM4"', 'value="a&#1;b"'))).toThrow(ConfigurationError);
   });
 });
 

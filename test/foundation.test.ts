@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfiguration } from '../src/config/xmlFile.js';
+import { parseConfigurationFile } from '../src/config/xmlFile.js';
 import type { Identity } from './support/testHub.js';
 import { ADMIN_KEY, DEV_KEY, admin, call, consumer, get, pkg, post, startTestHub, tempDir } from './support/testHub.js';
 
@@ -36,7 +36,7 @@ describe('first start', () => {
   it('writes the configuration file with a management credential whose key works', async () => {
     const dataDir = tempDir();
     const hub = track(await startTestHub({ dataDir, config: null, options: { adminKey: 'first-start-key' } }));
-    const config = parseConfiguration(fs.readFileSync(path.join(dataDir, 'hub.config.xml'), 'utf8'));
+    const config = parseConfigurationFile(fs.readFileSync(path.join(dataDir, 'hub.config.xml'), 'utf8')).config;
     expect(config.listenUris).toEqual(['http://+:8088/']);
     expect(config.credentials[0]).toMatchObject({ accessKey: 'first-start-key', enableManagementAPI: true, enableControlHub: true });
     const ok = await get(hub, 'management/CheckAccess', { ...admin, AccessKey: 'first-start-key' });

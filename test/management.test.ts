@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfiguration } from '../src/config/xmlFile.js';
+import { parseConfigurationFile } from '../src/config/xmlFile.js';
 import { admin, call, consumer, get, pkg, post, startTestHub, tempDir, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
@@ -10,7 +10,7 @@ type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
 
 const del = (h: Hub, action: string) => call(h, 'DELETE', action, admin);
-const fileOf = (h: Hub) => parseConfiguration(fs.readFileSync(h.options.configPath, 'utf8'));
+const fileOf = (h: Hub) => parseConfigurationFile(fs.readFileSync(h.options.configPath, 'utf8')).config;
 
 describe('server and license', () => {
   it('reports the version as a JSON string', async () => {

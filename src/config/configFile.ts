@@ -1,4 +1,7 @@
-/** Reading and atomically replacing the configuration file on disk. */
+/**
+ * The configuration file on disk: read (`read…` functions take a path; `parse…` ones in xmlFile.ts and
+ * offLoop.ts take text) and replaced atomically.
+ */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -115,6 +118,7 @@ export async function writeFileAtomically(file: string, text: string): Promise<v
   }
 }
 
+/** The file's text, or undefined when there is no file. */
 export async function readConfigurationText(file: string): Promise<string | undefined> {
   try {
     return await fsp.readFile(file, 'utf8');

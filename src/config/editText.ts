@@ -1,15 +1,14 @@
 /**
  * One management write's new file text, computed from the text on disk and the configuration wanted:
  * the file is edited in place (xmlEdit.ts), then read back, and the result must be the configuration
- * asked for, or nothing is written. For a large file this runs on a worker thread (editWorker.ts), so
- * that parsing a few hundred kilobytes never blocks the requests the hub is serving.
+ * asked for, or nothing is written. Synchronous: offLoop.ts runs it on a worker thread for a large file.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { HubConfiguration } from './model.js';
 import { ConfigurationError } from './validate.js';
 import { readDocument } from './xmlDocument.js';
 import { editDocument } from './xmlEdit.js';
-import { configurationFromDocument, parseConfigurationFile } from './xmlFile.js';
+import { parseConfigurationDocument, parseConfigurationFile } from './xmlFile.js';
 
 /** Settings are a dictionary: their order in the file is not part of what was asked. */
 function comparable(config: HubConfiguration): HubConfiguration {
@@ -26,9 +25,9 @@ function comparable(config: HubConfiguration): HubConfiguration {
  * undefined are absent, as in a configuration read from a file). Throws ConfigurationError when the
  * edited text would not read back as asked.
  */
-export function computeEdit(text: string, afterJson: string): string {
+export function editText(text: string, afterJson: string): string {
   const doc = readDocument(text);
-  const before = configurationFromDocument(doc).config;
+  const before = parseConfigurationDocument(doc).config;
   const after = JSON.parse(afterJson) as HubConfiguration;
   const edited = editDocument(doc, before, after);
   const { config: written } = parseConfigurationFile(edited);

@@ -307,7 +307,7 @@ function editSection<T>(
   if (container) reconcileList(editor, container, item, 'name', keyOf, was, is, edit, node);
 }
 
-/** The parsed file's text after the change from `before` (what the text says) to `after`, edited in place. */
+/** The document's text after the change from `before` (what the text says) to `after`, edited in place. */
 export function editDocument(doc: ConfigurationDocument, before: HubConfiguration, after: HubConfiguration): string {
   const editor = new TextEditor(doc);
   const root = doc.root;

@@ -246,7 +246,7 @@ function readWrapper(doc: ConfigurationDocument, ignored: string[]): AppSettings
 }
 
 /** Reads an already parsed document; throws ConfigurationError naming the fault. */
-export function configurationFromDocument(doc: ConfigurationDocument): ConfigurationFile {
+export function parseConfigurationDocument(doc: ConfigurationDocument): ConfigurationFile {
   const ignored: string[] = [];
   const appSettings = readWrapper(doc, ignored);
   const root = toShape(doc.text, doc.root, hubSpec, '', ignored);
@@ -293,10 +293,5 @@ export function configurationFromDocument(doc: ConfigurationDocument): Configura
 
 /** Parses and validates the configuration file's text, with what it says outside the configuration. */
 export function parseConfigurationFile(text: string): ConfigurationFile {
-  return configurationFromDocument(readDocument(text));
-}
-
-/** Parses and validates the configuration file's text; throws ConfigurationError naming the fault. */
-export function parseConfiguration(text: string): HubConfiguration {
-  return parseConfigurationFile(text).config;
+  return parseConfigurationDocument(readDocument(text));
 }

@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { readConfigurationText, stageFile } from '../config/configFile.js';
 import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
 import { Immer } from 'immer';
-import { editText } from '../config/editor.js';
+import { editTextOffLoop } from '../config/offLoop.js';
 import { validateConfiguration } from '../config/validate.js';
 import { hubError } from '../errors.js';
 import type { ConfigurationStore, ConfigurationVersion } from './ports/configuration.js';
@@ -119,7 +119,7 @@ export class Configuration {
       await yieldToLoop();
       // The edit is read back and compared with the draft before anything is written. A file removed
       // behind the hub's back is written again from the applied text.
-      const text = await editText(this.fileText, draft);
+      const text = await editTextOffLoop(this.fileText, draft);
       await this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: true, text }, draft);
       return this.config;
     });

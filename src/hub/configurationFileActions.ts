@@ -4,7 +4,7 @@
  * settings changed `__SettingsUpdated`.
  */
 import { readConfigurationText } from '../config/configFile.js';
-import { readConfigurationFile } from '../config/editor.js';
+import { parseConfigurationFileOffLoop } from '../config/offLoop.js';
 import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
 import { hubError } from '../errors.js';
 import type { ListenAddress } from '../listen.js';
@@ -62,7 +62,7 @@ export class ConfigurationFileActions {
    * and someone can still manage the hub. Throws ConfigurationError (400) naming the problem.
    */
   private async checkStartable(text: string) {
-    const file = await readConfigurationFile(text);
+    const file = await parseConfigurationFileOffLoop(text);
     const problem = managementAccessProblem(file.config);
     if (problem) throw new ConfigurationError(problem);
     try {

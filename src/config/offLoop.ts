@@ -1,8 +1,8 @@
 /**
- * Where a management write's file edit is computed: inline for a small file (a few milliseconds), on a
- * worker thread for a large one, so that the event loop, and every long-poll waiting on it, is never
- * blocked by parsing the whole file. One worker serves every hub of the process; it is started on first
- * need, does not keep the process alive, and is started again if it ever dies.
+ * editText and parseConfigurationFile off the event loop: inline for a small file (a few milliseconds),
+ * on a worker thread (offLoopWorker.ts) for a large one, so that no long-poll waits on parsing the whole
+ * file. One worker serves every hub of the process; it is started on first need, does not keep the
+ * process alive, and is started again if it ever dies.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ConfigurationFile, HubConfiguration } from './model.js';
-import { computeEdit } from './editText.js';
-import type { EditReply, EditRequest } from './editWorker.js';
+import { editText } from './editText.js';
+import type { EditReply, EditRequest } from './offLoopWorker.js';
 import { ConfigurationError } from './validate.js';
 import { parseConfigurationFile } from './xmlFile.js';
 
@@ -34,10 +34,10 @@ function startWorker(): Worker {
   // The built files run as they are; the TypeScript sources need tsx's loader in the worker too.
   const started = self.endsWith('.ts')
     ? new Worker(
-        `import(${JSON.stringify(tsxLoaderUrl(self))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./editWorker.ts', self).href)}); });`,
+        `import(${JSON.stringify(tsxLoaderUrl(self))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./offLoopWorker.ts', self).href)}); });`,
         { eval: true },
       )
-    : new Worker(new URL('./editWorker.js', self));
+    : new Worker(new URL('./offLoopWorker.js', self));
   started.unref();
   started.on('message', (reply: EditReply) => {
     const waiting = pending.get(reply.id);
@@ -56,15 +56,15 @@ function startWorker(): Worker {
   return started;
 }
 
-/** `text` edited in place so that it reads as `after` (see editText.ts). */
-export async function editText(text: string, after: HubConfiguration): Promise<string> {
+/** editText: `text` edited in place so that it reads as `after`. */
+export async function editTextOffLoop(text: string, after: HubConfiguration): Promise<string> {
   const afterJson = JSON.stringify(after);
-  if (text.length < WORKER_THRESHOLD_BYTES) return computeEdit(text, afterJson);
+  if (text.length < WORKER_THRESHOLD_BYTES) return editText(text, afterJson);
   return inWorker({ id: nextId++, text, afterJson });
 }
 
-/** `text` read and validated as parseConfigurationFile does, off the event loop when it is large. */
-export async function readConfigurationFile(text: string): Promise<ConfigurationFile> {
+/** parseConfigurationFile: `text` read and validated. */
+export async function parseConfigurationFileOffLoop(text: string): Promise<ConfigurationFile> {
   if (text.length < WORKER_THRESHOLD_BYTES) return parseConfigurationFile(text);
   return JSON.parse(await inWorker({ id: nextId++, text })) as ConfigurationFile;
 }

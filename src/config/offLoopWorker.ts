@@ -3,7 +3,7 @@
  * write's edit (`afterJson` given), or reading a whole file (reload, POST configuration).
  */
 import { parentPort } from 'node:worker_threads';
-import { computeEdit } from './editText.js';
+import { editText } from './editText.js';
 import { ConfigurationError } from './validate.js';
 import { parseConfigurationFile } from './xmlFile.js';
 
@@ -18,7 +18,7 @@ export type EditReply = { id: number; text: string } | { id: number; error: stri
 
 parentPort?.on('message', ({ id, text, afterJson }: EditRequest) => {
   try {
-    const result = afterJson === undefined ? JSON.stringify(parseConfigurationFile(text)) : computeEdit(text, afterJson);
+    const result = afterJson === undefined ? JSON.stringify(parseConfigurationFile(text)) : editText(text, afterJson);
     parentPort?.postMessage({ id, text: result } satisfies EditReply);
   } catch (error) {
     parentPort?.postMessage({ id, error: (error as Error).message, configuration: error instanceof ConfigurationError } satisfies EditReply);
