@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
 import type { Hub } from './createHub.js';
-import { HUB_VERSION, startHub } from './createHub.js';
+import { startHub } from './createHub.js';
 import { DataDirectoryInUse, lockDataDirectory } from './db/dataDirectory.js';
 import path from 'node:path';
 import { copySqliteToPostgres } from './store/postgres/fromSqlite.js';
@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import type { HubOptions } from './settings.js';
 import { optionsFromEnvironment } from './settings.js';
+import { HUB_VERSION } from './version.js';
 
 const USAGE = `Usage: hub [--help] [--version]
        hub migrate

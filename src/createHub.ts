@@ -42,8 +42,7 @@ import type { HubStore } from './hub/ports/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
-
-export const HUB_VERSION = '0.3.0';
+import { HUB_VERSION } from './version.js';
 
 export interface Hub {
   /** `http://HOST:PORT` (plus the first listen URI's path prefix) once started. */

@@ -61,7 +61,7 @@ describe('command line', () => {
     expect(help.output()).toMatch(/SIGHUP reloads/);
     const version = runCli(['--version'], {}, cwd);
     expect(await version.exited).toBe(0);
-    expect(version.output().trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(version.output().trim()).toBe((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
     const unknown = runCli(['--frobnicate'], {}, cwd);
     expect(await unknown.exited).toBe(2);
     expect(unknown.errors()).toMatch(/Unknown option '--frobnicate'/);
