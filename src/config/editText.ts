@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { HubConfiguration } from './model.js';
 import { ConfigurationError } from './validate.js';
-import { readDocument } from './xmlDocument.js';
+import { parseDocument } from './xmlDocument.js';
 import { editDocument } from './xmlEdit.js';
 import { parseConfigurationDocument, parseConfigurationFile } from './xmlFile.js';
 
@@ -26,7 +26,7 @@ function comparable(config: HubConfiguration): HubConfiguration {
  * edited text would not read back as asked.
  */
 export function editText(text: string, afterJson: string): string {
-  const doc = readDocument(text);
+  const doc = parseDocument(text);
   const before = parseConfigurationDocument(doc).config;
   const after = JSON.parse(afterJson) as HubConfiguration;
   const edited = editDocument(doc, before, after);

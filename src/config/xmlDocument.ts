@@ -1,10 +1,7 @@
 /**
- * The configuration file as an XML document with the position of every element in the text, so that a
- * management write can change one element and leave every other byte as the user wrote it.
- *
- * @rgrove/parse-xml is used because it is strict (XML 1.0 conformance suite), resolves no DTD and no
- * external entity, and gives each node its start and end offset in the source (`includeOffsets`), which
- * is what editing the text in place needs. Hostile input is refused here, before anything reads it.
+ * The configuration file as an XML document with the offsets of every element in the text (what an
+ * edit in place needs), parsed strictly by @rgrove/parse-xml, which resolves no DTD and no external
+ * entity. Hostile input (too deep, prototype names, anything but plain well-formed XML) is refused here.
  */
 import type { XmlDocument } from '@rgrove/parse-xml';
 import { parseXml, XmlElement, XmlError } from '@rgrove/parse-xml';
@@ -27,7 +24,7 @@ export interface ConfigurationDocument {
 }
 
 /** Parses `text`; throws ConfigurationError naming the problem for anything not plain, well-formed XML. */
-export function readDocument(text: string): ConfigurationDocument {
+export function parseDocument(text: string): ConfigurationDocument {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
     throw new ConfigurationError('document type declarations (<!DOCTYPE>, <!ENTITY>) are not accepted: the configuration file is plain XML without a DTD');
   }

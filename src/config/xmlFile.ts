@@ -1,140 +1,23 @@
 /**
- * Reading the XML configuration file: text → document (xmlDocument.ts, hostile input refused) → the
- * shape zod validates (xmlShape.ts, naming the element and attribute at fault) → HubConfiguration, then
- * the rules across the whole configuration (validate.ts). Everything the hub does not use is collected
- * and named, so that a start can report it once.
+ * Parsing the configuration file: text → document (xmlDocument.ts, hostile input refused) → a plain
+ * shape (xmlToShape.ts) that zod validates (xmlShape.ts, naming the element and attribute at fault) →
+ * HubConfiguration, checked by the rules across the whole configuration (validate.ts). Everything the
+ * hub does not use is collected and named, so that a start can report it once.
  */
-import type { XmlElement } from '@rgrove/parse-xml';
 import type { z } from 'zod';
 import type { AppSettings, ConfigurationFile, CredentialAuthorizations, HubConfiguration, RecoveryOptions, Setting } from './model.js';
 import { defaultRecoveryOptions } from './model.js';
 import { ConfigurationError, validateConfiguration } from './validate.js';
 import type { ConfigurationDocument } from './xmlDocument.js';
-import { elements, innerText, readDocument } from './xmlDocument.js';
+import { elements, parseDocument } from './xmlDocument.js';
 import type { RecoveryOptionsXml, SettingsXml } from './xmlShape.js';
 import { configurationXml } from './xmlShape.js';
+import { describePath, hubShape } from './xmlToShape.js';
 
 export { serializeConfiguration } from './xmlWrite.js';
 
-/** What each element may hold: attributes, child elements (repeated ones as arrays), raw content. */
-interface ElementSpec {
-  attributes?: readonly string[];
-  /** Other spellings of an attribute, mapped onto its name (Constellation's own typo). */
-  aliases?: Readonly<Record<string, string>>;
-  children?: Readonly<Record<string, ElementSpec>>;
-  repeated?: boolean;
-  /** The element's inner text is the value, as written (setting contents: JSON text or an XML document). */
-  raw?: boolean;
-}
-
-const recoverySpec: ElementSpec = {
-  attributes: ['restartAfterFailure', 'numberOfRetry', 'resetCounterAfterMinutes', 'restartPackageAfterSeconds'],
-  aliases: { restCounterAfterMinutes: 'resetCounterAfterMinutes' },
-};
-const ruleSetSpec = (fields: string[]): ElementSpec => ({
-  attributes: ['defaultAuthorization'],
-  children: { authorization: { repeated: true, attributes: ['id', 'authorization', ...fields] } },
-});
-const settingsSpec: ElementSpec = {
-  children: {
-    setting: { repeated: true, attributes: ['key', 'value'], children: { content: { raw: true } } },
-    import: { repeated: true, children: { settingGroup: { repeated: true, attributes: ['groupName'] } } },
-  },
-};
-const hubSpec: ElementSpec = {
-  children: {
-    listenUris: { children: { uri: { repeated: true, attributes: ['listenUri'] } } },
-    recoveryOptions: recoverySpec,
-    credentials: {
-      children: {
-        credential: {
-          repeated: true,
-          attributes: ['name', 'accessKey', 'enable', 'enableControlHub', 'enableManagementAPI', 'enableDeveloperAccess'],
-          children: {
-            authorizations: {
-              children: {
-                stateObjects: ruleSetSpec(['sentinelName', 'packageName', 'name']),
-                messages: ruleSetSpec(['scope', 'args', 'messageKey']),
-                groups: ruleSetSpec(['groupName']),
-              },
-            },
-          },
-        },
-      },
-    },
-    sentinels: {
-      children: {
-        sentinel: {
-          repeated: true,
-          attributes: ['name', 'credential'],
-          children: {
-            packages: {
-              children: {
-                package: {
-                  repeated: true,
-                  attributes: ['name', 'enable', 'filename', 'credential', 'autostart'],
-                  children: {
-                    settings: settingsSpec,
-                    groups: { children: { group: { repeated: true, attributes: ['name'] } } },
-                    recoveryOptions: recoverySpec,
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    settingsGroups: { children: { group: { repeated: true, attributes: ['name'], children: { settings: settingsSpec } } } },
-  },
-};
-
 /** `appSettings` keys with a meaning here (the spelling is Constellation's). */
 const honouredAppSettings = ['DelayAfterAuthentificationError'];
-
-type Shape = Record<string, unknown>;
-
-const where = (path: string, element: XmlElement) => {
-  const name = element.attributes.name ?? element.attributes.key;
-  return `${path ? `${path}/` : ''}<${element.name}${name !== undefined ? ` ${element.attributes.name !== undefined ? 'name' : 'key'}="${name}"` : ''}>`;
-};
-
-/** Namespace declarations say how the file was written, not what it configures. */
-const isDeclaration = (attribute: string) => attribute === 'xmlns' || attribute.startsWith('xmlns:') || attribute.startsWith('xsi:');
-
-function toShape(text: string, element: XmlElement, spec: ElementSpec, path: string, ignored: string[]): Shape {
-  const shape: Shape = {};
-  const here = where(path, element);
-  for (const [name, value] of Object.entries(element.attributes)) {
-    const canonical = spec.aliases?.[name] ?? name;
-    if (spec.attributes?.includes(canonical)) {
-      // The canonical spelling wins when a file has both.
-      if (canonical === name || !(`@_${canonical}` in shape)) shape[`@_${canonical}`] = value;
-    } else if (!isDeclaration(name)) ignored.push(`attribute "${name}" of ${here}`);
-  }
-  for (const node of elements(element)) {
-    const childSpec = spec.children?.[node.name];
-    if (!childSpec) {
-      ignored.push(`${here}/<${node.name}>`);
-      continue;
-    }
-    const value = childSpec.raw ? innerText(text, node) : toShape(text, node, childSpec, here, ignored);
-    if (childSpec.repeated) ((shape[node.name] ??= []) as unknown[]).push(value);
-    else if (!(node.name in shape)) shape[node.name] = value;
-    else ignored.push(`${here}/<${node.name}> (a second one)`);
-  }
-  return shape;
-}
-
-function describePath(path: PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part + 1}]`;
-    else if (String(part).startsWith('@_')) out += ` attribute "${String(part).slice(2)}"`;
-    else out += `${out ? '/' : ''}<${String(part)}>`;
-  }
-  return out || '<hub>';
-}
 
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -249,7 +132,7 @@ function readWrapper(doc: ConfigurationDocument, ignored: string[]): AppSettings
 export function parseConfigurationDocument(doc: ConfigurationDocument): ConfigurationFile {
   const ignored: string[] = [];
   const appSettings = readWrapper(doc, ignored);
-  const root = toShape(doc.text, doc.root, hubSpec, '', ignored);
+  const root = hubShape(doc.text, doc.root, ignored);
   const shaped = configurationXml.safeParse(root);
   if (!shaped.success) {
     const issue = shaped.error.issues[0];
@@ -293,5 +176,5 @@ export function parseConfigurationDocument(doc: ConfigurationDocument): Configur
 
 /** Parses and validates the configuration file's text, with what it says outside the configuration. */
 export function parseConfigurationFile(text: string): ConfigurationFile {
-  return parseConfigurationDocument(readDocument(text));
+  return parseConfigurationDocument(parseDocument(text));
 }

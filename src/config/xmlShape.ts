@@ -1,5 +1,5 @@
 /**
- * The shape of the XML configuration file as xmlTree.ts hands it over (attributes prefixed `@_`,
+ * The shape of the XML configuration file as xmlToShape.ts hands it over (attributes prefixed `@_`,
  * repeated elements as arrays), validated with zod so that every complaint can name the element and
  * attribute at fault. Names, keys and values are not trimmed here: validate.ts applies names.ts's rules,
  * the same ones every management endpoint applies.
