@@ -12,7 +12,19 @@
  * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
 import fs from 'node:fs';
-import { device, httpGet, identity, median, messageThroughput, percentile, pollEachObject, sleep, startHubProcess, subscribeEach, waitingPolls } from './support.js';
+import {
+  device,
+  httpGet,
+  identity,
+  median,
+  messageThroughput,
+  percentile,
+  pollEachObject,
+  sleep,
+  startHubProcess,
+  subscribeEach,
+  waitingPolls,
+} from './support.js';
 import type { Server } from './support.js';
 
 const N = 1000;
@@ -94,7 +106,9 @@ async function wakePaired(dists: string[], samples: number): Promise<Record<stri
     }
   }
   for (const p of ps) await p.stop();
-  return Object.fromEntries(dists.map((d, j) => [d, { p50: r2(percentile(times[j], 50)), p99: r2(percentile(times[j], 99)) }]));
+  return Object.fromEntries(
+    dists.map((d, j) => [d, { p50: r2(percentile(times[j], 50)), p99: r2(percentile(times[j], 99)) }]),
+  );
 }
 
 /**
@@ -114,15 +128,26 @@ interface FanOut {
 /** 1,000 subscribers waiting on one StateObject name or for a message to All (scenarios 3b and 3). */
 async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
   const hub = await startBuild(dist);
-  const ids = kind === 'so'
-    ? await subscribeEach(hub, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
-    : await subscribeEach(hub, N, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
+  const ids =
+    kind === 'so'
+      ? await subscribeEach(hub, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
+      : await subscribeEach(hub, N, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
   const devices = ids.map(() => device(hub.url));
   return {
     async round(k) {
-      const polls = ids.map((id, i) => timed(kind === 'so'
-        ? httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])
-        : httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])));
+      const polls = ids.map((id, i) =>
+        timed(
+          kind === 'so'
+            ? httpGet(
+                `${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`,
+                devices[i],
+              )
+            : httpGet(
+                `${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`,
+                devices[i],
+              ),
+        ),
+      );
       await waitingPolls(hub, N);
       const before = await metric(hub, 'hub_batch_pieces_count');
       const sched = schedstat(hub.pid);
@@ -136,9 +161,24 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
       const ms = Math.max(...replies.map(({ t }) => t)) - sent;
       const after = schedstat(hub.pid);
       const clientAfter = schedstat(process.pid);
-      if (process.env.CLIENT_CPU) console.error(JSON.stringify({ k, ms: Math.round(ms), hubCpu: Math.round(after.cpu - sched.cpu), hubQueued: Math.round(after.queued - sched.queued), clientCpu: Math.round(clientAfter.cpu - client.cpu), clientQueued: Math.round(clientAfter.queued - client.queued) }));
+      if (process.env.CLIENT_CPU)
+        console.error(
+          JSON.stringify({
+            k,
+            ms: Math.round(ms),
+            hubCpu: Math.round(after.cpu - sched.cpu),
+            hubQueued: Math.round(after.queued - sched.queued),
+            clientCpu: Math.round(clientAfter.cpu - client.cpu),
+            clientQueued: Math.round(clientAfter.queued - client.queued),
+          }),
+        );
       // Minus the write's own transaction (the metrics read has none).
-      return { ms, tx: (await metric(hub, 'hub_batch_pieces_count')) - before - 1, cpu: after.cpu - sched.cpu, queued: after.queued - sched.queued };
+      return {
+        ms,
+        tx: (await metric(hub, 'hub_batch_pieces_count')) - before - 1,
+        cpu: after.cpu - sched.cpu,
+        queued: after.queued - sched.queued,
+      };
     },
     async stop() {
       await hub.stop();
@@ -153,8 +193,11 @@ async function fanOut(dist: string, kind: 'so' | 'msg') {
   for (let k = 0; k < 7; k++) rounds.push(await f.round(k));
   await f.stop();
   return {
-    ms: r1(median(rounds.map((r) => r.ms))), all: rounds.map((r) => Math.round(r.ms)), txPerRound: median(rounds.map((r) => r.tx)),
-    cpu: rounds.map((r) => Math.round(r.cpu)), queued: rounds.map((r) => Math.round(r.queued)),
+    ms: r1(median(rounds.map((r) => r.ms))),
+    all: rounds.map((r) => Math.round(r.ms)),
+    txPerRound: median(rounds.map((r) => r.tx)),
+    cpu: rounds.map((r) => Math.round(r.cpu)),
+    queued: rounds.map((r) => Math.round(r.queued)),
   };
 }
 
@@ -169,14 +212,19 @@ async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number)
     for (const j of k % 2 ? [1, 0] : [0, 1]) results[j].push(await fs_[j].round(k));
   }
   for (const f of fs_) await f.stop();
-  return Object.fromEntries(dists.map((d, j) => [d, {
-    median: r1(median(results[j].map((r) => r.ms))),
-    warmMedian: r1(median(results[j].slice(2).map((r) => r.ms))),
-    all: results[j].map((r) => Math.round(r.ms)),
-    txPerRound: median(results[j].map((r) => r.tx)),
-    cpuMedian: r1(median(results[j].slice(2).map((r) => r.cpu))),
-    queuedMedian: r1(median(results[j].slice(2).map((r) => r.queued))),
-  }]));
+  return Object.fromEntries(
+    dists.map((d, j) => [
+      d,
+      {
+        median: r1(median(results[j].map((r) => r.ms))),
+        warmMedian: r1(median(results[j].slice(2).map((r) => r.ms))),
+        all: results[j].map((r) => Math.round(r.ms)),
+        txPerRound: median(results[j].map((r) => r.tx)),
+        cpuMedian: r1(median(results[j].slice(2).map((r) => r.cpu))),
+        queuedMedian: r1(median(results[j].slice(2).map((r) => r.queued))),
+      },
+    ]),
+  );
 }
 
 /** Scenario 5: 8 senders → 1 polling subscriber for 4 s; messages received per second (and none lost). */
@@ -190,10 +238,12 @@ async function messageRate(dist: string): Promise<{ perSecond: number; lost: num
 async function storm(dist: string): Promise<number> {
   const hub = await startBuild(dist);
   const started = performance.now();
-  await Promise.all(Array.from({ length: 2000 }, async (_, i) => {
-    const { status } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`Storm${i}`)}`);
-    if (status !== 200) throw new Error(`subscribe answered ${status}`);
-  }));
+  await Promise.all(
+    Array.from({ length: 2000 }, async (_, i) => {
+      const { status } = await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer(`Storm${i}`)}`);
+      if (status !== 200) throw new Error(`subscribe answered ${status}`);
+    }),
+  );
   const ms = Math.round(performance.now() - started);
   await hub.stop();
   return ms;
@@ -207,7 +257,10 @@ if (only.has('wakepaired') && b) {
   console.log(JSON.stringify({ wakePaired1000: await wakePaired(builds, 200 * Number(turnsArg)) }));
 }
 for (const kind of ['so', 'msg'] as const) {
-  if (only.has(`${kind}paired`) && b) console.log(JSON.stringify({ [`${kind}FanOutPaired1000`]: await fanOutPaired(builds, kind, 7 * Number(turnsArg)) }));
+  if (only.has(`${kind}paired`) && b)
+    console.log(
+      JSON.stringify({ [`${kind}FanOutPaired1000`]: await fanOutPaired(builds, kind, 7 * Number(turnsArg)) }),
+    );
 }
 for (let turn = 0; turn < Number(turnsArg); turn++) {
   if (!['wake', 'so', 'msg', 'msgrate', 'storm'].some((x) => only.has(x))) break;

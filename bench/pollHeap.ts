@@ -19,7 +19,15 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-heap-'));
 fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
 const proc = spawn(process.execPath, ['--heapsnapshot-signal=SIGUSR2', path.resolve(dist, 'src/cli.js')], {
   cwd: outDir,
-  env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn', HUB_MAX_POLLS_PER_CREDENTIAL: '50000', HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000' },
+  env: {
+    ...process.env,
+    HUB_DATA_DIR: dataDir,
+    HUB_PORT: '0',
+    HUB_HOST: '127.0.0.1',
+    HUB_LOG_LEVEL: 'warn',
+    HUB_MAX_POLLS_PER_CREDENTIAL: '50000',
+    HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const url = await new Promise<string>((resolve) => {
@@ -31,9 +39,15 @@ const url = await new Promise<string>((resolve) => {
   });
 });
 const ids: string[] = [];
-for (let i = 0; i < n; i++) ids.push(JSON.parse((await httpGet(`${url}/rest/consumer/SubscribeToStateObjects?${identity.consumer('Bench')}&name=N${i}`)).body) as string);
+for (let i = 0; i < n; i++)
+  ids.push(
+    JSON.parse(
+      (await httpGet(`${url}/rest/consumer/SubscribeToStateObjects?${identity.consumer('Bench')}&name=N${i}`)).body,
+    ) as string,
+  );
 const devices = ids.map(() => device(url));
-const pollPath = (id: string, timeout: number) => `${url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=${timeout}`;
+const pollPath = (id: string, timeout: number) =>
+  `${url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=${timeout}`;
 // One answered poll per connection first: the connections are in both snapshots, only the waiting differs.
 if (mode !== 'fresh') await Promise.all(ids.map((id, i) => httpGet(pollPath(id, 0), devices[i])));
 
@@ -55,13 +69,20 @@ async function snapshot(label: string): Promise<void> {
 }
 
 function byConstructor(file: string): Map<string, number> {
-  const snap = JSON.parse(fs.readFileSync(file, 'utf8')) as { snapshot: { meta: { node_fields: string[]; node_types: string[][] } }; nodes: number[]; strings: string[] };
+  const snap = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: string[][] } };
+    nodes: number[];
+    strings: string[];
+  };
   const fields = snap.snapshot.meta.node_fields.length;
   const types = snap.snapshot.meta.node_types[0];
   const sizes = new Map<string, number>();
   for (let i = 0; i < snap.nodes.length; i += fields) {
     const type = types[snap.nodes[i]];
-    const key = type === 'object' || type === 'closure' || type === 'hidden' ? `${type} ${snap.strings[snap.nodes[i + 1]].slice(0, 40)}` : type;
+    const key =
+      type === 'object' || type === 'closure' || type === 'hidden'
+        ? `${type} ${snap.strings[snap.nodes[i + 1]].slice(0, 40)}`
+        : type;
     sizes.set(key, (sizes.get(key) ?? 0) + snap.nodes[i + 3]);
   }
   return sizes;

@@ -5,7 +5,19 @@
  *   sh bench/withFileLimit.sh node --import tsx bench/pollMemory.ts dist .old-dist [turns] [pollers]
  * POLLMEM_RSS_ONLY=1 measures the RSS per idle poller only (a turn then takes seconds, not a minute).
  */
-import { device, httpGet, identity, median, percentile, pollEachObject, rssOf, sleep, startHubProcess, subscribeEach, waitingPolls } from './support.js';
+import {
+  device,
+  httpGet,
+  identity,
+  median,
+  percentile,
+  pollEachObject,
+  rssOf,
+  sleep,
+  startHubProcess,
+  subscribeEach,
+  waitingPolls,
+} from './support.js';
 import type { Server } from './support.js';
 
 const startBuild = (dist: string): Promise<Server> => startHubProcess({}, [], dist);
@@ -41,7 +53,12 @@ async function fanOut(dist: string, n: number): Promise<number> {
   const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < 7; round++) {
-    const polls = ids.map((id, i) => httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i]));
+    const polls = ids.map((id, i) =>
+      httpGet(
+        `${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`,
+        devices[i],
+      ),
+    );
     await waitingPolls(hub, n);
     const sent = performance.now();
     await httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${round}`);
@@ -67,7 +84,17 @@ for (let turn = 0; turn < Number(turnsArg); turn++) {
     }
     const small = await pollers(dist, 1000, 200);
     const fan = await fanOut(dist, 1000);
-    console.log(JSON.stringify({ turn, dist, kbPerPoller: big.kb, wake1000: small, kbAt1000: small.kb, stateObjectFanOut1000ms: fan }));
+    console.log(
+      JSON.stringify({
+        turn,
+        dist,
+        kbPerPoller: big.kb,
+        wake1000: small,
+        kbAt1000: small.kb,
+        stateObjectFanOut1000ms: fan,
+      }),
+    );
   }
 }
-for (const [dist, values] of kbs) console.log(`${dist}: RSS per idle poller, median of ${values.length}: ${median(values)} KB (${values.join(' / ')})`);
+for (const [dist, values] of kbs)
+  console.log(`${dist}: RSS per idle poller, median of ${values.length}: ${median(values)} KB (${values.join(' / ')})`);

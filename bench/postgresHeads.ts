@@ -20,11 +20,22 @@ import type { NewMessage } from '../src/store/postgres/logs.js';
 const ADMIN = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 let finished = false;
-const log = { warn: (object: object, message: string) => { if (!finished) console.warn(message, object); } };
+const log = {
+  warn: (object: object, message: string) => {
+    if (!finished) console.warn(message, object);
+  },
+};
 
 const row = (i: number): NewMessage => ({
-  sender_connection_id: 'c', sender_type: 0, sender_friendly_name: 'Consumer/Bench', scope: 0, args: '[]',
-  saga_id: null, key: 'K', data: `{"i":${i}}`, sent_ms: Date.now(),
+  sender_connection_id: 'c',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/Bench',
+  scope: 0,
+  args: '[]',
+  saga_id: null,
+  key: 'K',
+  data: `{"i":${i}}`,
+  sent_ms: Date.now(),
 });
 
 const SEQUENCE_INSERT = `
@@ -32,28 +43,49 @@ const SEQUENCE_INSERT = `
   select * from unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
   returning id`;
 
-async function run(pool: pg.Pool, writers: number, rowsPerBatch: number, variant: 'head' | 'sequence', seconds = SECONDS): Promise<number> {
+async function run(
+  pool: pg.Pool,
+  writers: number,
+  rowsPerBatch: number,
+  variant: 'head' | 'sequence',
+  seconds = SECONDS,
+): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
   let batches = 0;
-  await Promise.all(Array.from({ length: writers }, async () => {
-    const client = await pool.connect();
-    try {
-      while (Date.now() < deadline) {
-        const rows = Array.from({ length: rowsPerBatch }, (_, i) => row(i));
-        await client.query('begin');
-        if (variant === 'head') await appendMessages(client, rows);
-        else {
-          const c = <K extends keyof NewMessage>(k: K) => rows.map((r) => r[k]);
-          await client.query({ name: 'bench_sequence', text: SEQUENCE_INSERT,
-            values: [c('sender_connection_id'), c('sender_type'), c('sender_friendly_name'), c('scope'), c('args'), c('saga_id'), c('key'), c('data'), c('sent_ms')] });
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < deadline) {
+          const rows = Array.from({ length: rowsPerBatch }, (_, i) => row(i));
+          await client.query('begin');
+          if (variant === 'head') await appendMessages(client, rows);
+          else {
+            const c = <K extends keyof NewMessage>(k: K) => rows.map((r) => r[k]);
+            await client.query({
+              name: 'bench_sequence',
+              text: SEQUENCE_INSERT,
+              values: [
+                c('sender_connection_id'),
+                c('sender_type'),
+                c('sender_friendly_name'),
+                c('scope'),
+                c('args'),
+                c('saga_id'),
+                c('key'),
+                c('data'),
+                c('sent_ms'),
+              ],
+            });
+          }
+          await client.query('commit');
+          batches += 1;
         }
-        await client.query('commit');
-        batches += 1;
+      } finally {
+        client.release();
       }
-    } finally {
-      client.release();
-    }
-  }));
+    }),
+  );
   return batches / seconds;
 }
 
@@ -64,7 +96,9 @@ await admin.query(`create database ${name}`);
 const url = new URL(ADMIN);
 url.pathname = `/${name}`;
 try {
-  const migrator = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), types: numberTypes }) }) });
+  const migrator = new Kysely({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), types: numberTypes }) }),
+  });
   await migratePostgres(migrator);
   await migrator.destroy();
   const pool = createPool({ url: url.toString(), role: 'bench', sync: 'full', lockWaitMs: 10_000, log, max: 8 });

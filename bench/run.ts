@@ -12,7 +12,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { topSelfTime } from './profile.js';
 import type { Server } from './support.js';
-import { device, httpGet, identity, median, messageThroughput, percentile, pollEachObject, ROOT, rssOf, sleep, startBareKoa, startHubProcess, subscribeEach, waitingPolls } from './support.js';
+import {
+  device,
+  httpGet,
+  identity,
+  median,
+  messageThroughput,
+  percentile,
+  pollEachObject,
+  ROOT,
+  rssOf,
+  sleep,
+  startBareKoa,
+  startHubProcess,
+  subscribeEach,
+  waitingPolls,
+} from './support.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
@@ -28,11 +43,18 @@ interface Row {
 const rows: Row[] = [];
 const record = (row: Row) => {
   rows.push(row);
-  console.log(`${row.scenario.padEnd(34)} ${row.measure.padEnd(34)} ${String(row.value).padStart(10)} ${row.unit} ${row.note ?? ''}`);
+  console.log(
+    `${row.scenario.padEnd(34)} ${row.measure.padEnd(34)} ${String(row.value).padStart(10)} ${row.unit} ${row.note ?? ''}`,
+  );
 };
 
 /** Requests per second of one autocannon run against `url`; fails on any non-2xx or error. */
-async function rateOnce(url: string, connections: number, pathFor: (n: number) => string, seconds = SECONDS): Promise<number> {
+async function rateOnce(
+  url: string,
+  connections: number,
+  pathFor: (n: number) => string,
+  seconds = SECONDS,
+): Promise<number> {
   let n = 0;
   const result = await autocannon({
     url,
@@ -40,7 +62,8 @@ async function rateOnce(url: string, connections: number, pathFor: (n: number) =
     duration: seconds,
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pathFor(n++) }) }],
   });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors at ${url}`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors at ${url}`);
   return result.requests.average;
 }
 
@@ -72,7 +95,9 @@ function rawCommitsPerSecond(sync: 'NORMAL' | 'FULL'): number {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${sync}`);
     db.exec('create table t (k text primary key, v text not null, at integer not null)');
-    const upsert = db.prepare('insert into t (k, v, at) values (?, ?, ?) on conflict (k) do update set v = excluded.v, at = excluded.at');
+    const upsert = db.prepare(
+      'insert into t (k, v, at) values (?, ?, ?) on conflict (k) do update set v = excluded.v, at = excluded.at',
+    );
     const tx = db.transaction((k: string, v: string) => upsert.run(k, v, Date.now()));
     const until = Date.now() + SECONDS * 1000;
     let n = 0;
@@ -95,9 +120,23 @@ async function pushThroughput(): Promise<void> {
     await rateOnce(hub.url, 64, pushPath, 1); // warm-up: JIT, statement cache, WAL file
     for (const c of [1, 8, 64]) {
       const { baseline, hub: value, ratio } = await pairedRates(koa, hub, c, pushPath);
-      if (sync === 'normal') record({ scenario, measure: `bare Koa 204, ${c} clients`, value: baseline, unit: 'req/s' });
-      record({ scenario, measure: `hub push, ${sync}, ${c} clients`, value, unit: 'req/s', note: `${ratio}% of bare Koa (median of per-turn ratios)` });
-      if (sync === 'normal' && c === 64) record({ scenario, measure: 'target: ≥ 55% of bare Koa at 64', value: ratio, unit: '%', note: ratio >= 55 ? 'met' : 'NOT met' });
+      if (sync === 'normal')
+        record({ scenario, measure: `bare Koa 204, ${c} clients`, value: baseline, unit: 'req/s' });
+      record({
+        scenario,
+        measure: `hub push, ${sync}, ${c} clients`,
+        value,
+        unit: 'req/s',
+        note: `${ratio}% of bare Koa (median of per-turn ratios)`,
+      });
+      if (sync === 'normal' && c === 64)
+        record({
+          scenario,
+          measure: 'target: ≥ 55% of bare Koa at 64',
+          value: ratio,
+          unit: '%',
+          note: ratio >= 55 ? 'met' : 'NOT met',
+        });
     }
     await hub.stop();
   }
@@ -115,14 +154,19 @@ let profileSummary: { fn: string; percent: number }[] = [];
 /** Runs `work` over `items` with at most `limit` at once. */
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
 /** The soft open-file limit of this process (and of the hubs it starts, which inherit it). */
 function openFileLimit(): number {
-  const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+  const line = fs
+    .readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
   const soft = line?.split(/\s{2,}/)[1];
   return soft === undefined || soft === 'unlimited' ? Infinity : Number(soft);
 }
@@ -131,7 +175,13 @@ async function wakeUpLatency(n: number, target: { p50?: number; p99: number }): 
   const scenario = `2. wake-up latency, ${n} pollers`;
   const needed = n + 500;
   if (openFileLimit() < needed) {
-    record({ scenario, measure: 'skipped', value: openFileLimit(), unit: 'open files allowed', note: `needs ${needed}: raise the hard limit (ulimit -Hn) and run again` });
+    record({
+      scenario,
+      measure: 'skipped',
+      value: openFileLimit(),
+      unit: 'open files allowed',
+      note: `needs ${needed}: raise the hard limit (ulimit -Hn) and run again`,
+    });
     return;
   }
   const hub = await startHubProcess();
@@ -162,14 +212,32 @@ async function wakeUpLatency(n: number, target: { p50?: number; p99: number }): 
   record({ scenario, measure: 'p50 from the push’s 204', value: round2(percentile(fromAck, 50)), unit: 'ms' });
   record({ scenario, measure: 'p99 from the push’s 204', value: round2(percentile(fromAck, 99)), unit: 'ms' });
   if (target.p50 !== undefined) {
-    record({ scenario, measure: 'p50 from sending the push', value: p50, unit: 'ms', note: `target ≤ ${target.p50} ms: ${p50 <= target.p50 ? 'met' : 'NOT met'}` });
+    record({
+      scenario,
+      measure: 'p50 from sending the push',
+      value: p50,
+      unit: 'ms',
+      note: `target ≤ ${target.p50} ms: ${p50 <= target.p50 ? 'met' : 'NOT met'}`,
+    });
   } else {
     record({ scenario, measure: 'p50 from sending the push', value: p50, unit: 'ms' });
   }
-  record({ scenario, measure: 'p99 from sending the push', value: p99, unit: 'ms', note: `target ≤ ${target.p99} ms: ${p99 <= target.p99 ? 'met' : 'NOT met'}` });
+  record({
+    scenario,
+    measure: 'p99 from sending the push',
+    value: p99,
+    unit: 'ms',
+    note: `target ≤ ${target.p99} ms: ${p99 <= target.p99 ? 'met' : 'NOT met'}`,
+  });
   if (n >= 10_000) {
     const perPoller = Math.round((rssAfter - rssBefore) / n / 102.4) / 10;
-    record({ scenario: '4. memory per idle long-poller', measure: `RSS delta / ${n}`, value: perPoller, unit: 'KB', note: `target ≤ 11 KB: ${perPoller <= 11 ? 'met' : 'NOT met'}` });
+    record({
+      scenario: '4. memory per idle long-poller',
+      measure: `RSS delta / ${n}`,
+      value: perPoller,
+      unit: 'KB',
+      note: `target ≤ 11 KB: ${perPoller <= 11 ? 'met' : 'NOT met'}`,
+    });
   }
   await close();
 }
@@ -189,16 +257,31 @@ async function fanOut(n: number): Promise<void> {
   const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < (QUICK ? 3 : 7); round++) {
-    const polls = ids.map((id, i) => timed(httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])));
+    const polls = ids.map((id, i) =>
+      timed(
+        httpGet(
+          `${hub.url}/rest/consumer/GetMessages?${identity.consumer(`F${i}`)}&subscriptionId=${id}&timeout=60000`,
+          devices[i],
+        ),
+      ),
+    );
     await waitingPolls(hub, n);
     const sent = performance.now();
-    await httpGet(`${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${round}`);
+    await httpGet(
+      `${hub.url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=${round}`,
+    );
     const replies = await Promise.all(polls);
     if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the message');
     times.push(Math.max(...replies.map(({ t }) => t)) - sent);
   }
   const value = Math.round(median(times) * 10) / 10;
-  record({ scenario, measure: 'send → last subscriber answered (median)', value, unit: 'ms', note: `target ≤ 40 ms: ${value <= 40 ? 'met' : 'NOT met'}` });
+  record({
+    scenario,
+    measure: 'send → last subscriber answered (median)',
+    value,
+    unit: 'ms',
+    note: `target ≤ 40 ms: ${value <= 40 ? 'met' : 'NOT met'}`,
+  });
   await hub.stop();
   await Promise.allSettled(devices.map((d) => d.destroy()));
 }
@@ -211,7 +294,14 @@ async function stateObjectFanOut(n: number): Promise<void> {
   const devices = ids.map(() => device(hub.url));
   const times: number[] = [];
   for (let round = 0; round < (QUICK ? 3 : 7); round++) {
-    const polls = ids.map((id, i) => timed(httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`, devices[i])));
+    const polls = ids.map((id, i) =>
+      timed(
+        httpGet(
+          `${hub.url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=60000`,
+          devices[i],
+        ),
+      ),
+    );
     // The first round drains nothing (no object yet); every later one waits for the push.
     await waitingPolls(hub, n);
     const sent = performance.now();
@@ -221,7 +311,13 @@ async function stateObjectFanOut(n: number): Promise<void> {
     times.push(Math.max(...replies.map(({ t }) => t)) - sent);
   }
   const value = Math.round(median(times) * 10) / 10;
-  record({ scenario, measure: 'push → last subscriber answered (median)', value, unit: 'ms', note: `target ≤ 40 ms: ${value <= 40 ? 'met' : 'NOT met'}` });
+  record({
+    scenario,
+    measure: 'push → last subscriber answered (median)',
+    value,
+    unit: 'ms',
+    note: `target ≤ 40 ms: ${value <= 40 ? 'met' : 'NOT met'}`,
+  });
   await hub.stop();
   await Promise.allSettled(devices.map((d) => d.destroy()));
 }
@@ -238,7 +334,11 @@ async function pairedHubs(first: Server, second: Server, connections: number, pa
     b.push(y);
     ratios.push(y / x);
   }
-  return { first: Math.round(median(a)), second: Math.round(median(b)), ratio: Math.round(median(ratios) * 1000) / 1000 };
+  return {
+    first: Math.round(median(a)),
+    second: Math.round(median(b)),
+    ratio: Math.round(median(ratios) * 1000) / 1000,
+  };
 }
 
 /** Listeners nobody polls must cost nothing at write time: push with n `name=*` subscriptions vs none. */
@@ -247,14 +347,22 @@ async function pushWithIdleSubscriptions(n: number): Promise<void> {
   const plain = await startHubProcess();
   const watched = await startHubProcess();
   await inParallel([...Array(n).keys()], 64, async (i) => {
-    const { status } = await httpGet(`${watched.url}/rest/consumer/SubscribeToStateObjects?${identity.consumer(`W${i}`)}&name=*`);
+    const { status } = await httpGet(
+      `${watched.url}/rest/consumer/SubscribeToStateObjects?${identity.consumer(`W${i}`)}&name=*`,
+    );
     if (status !== 200) throw new Error(`subscribe answered ${status}`);
   });
   await rateOnce(plain.url, 64, pushPath, 1);
   await rateOnce(watched.url, 64, pushPath, 1);
   const { first, second, ratio } = await pairedHubs(plain, watched, 64, pushPath);
   record({ scenario, measure: 'push, no subscriptions, 64 clients', value: first, unit: 'req/s' });
-  record({ scenario, measure: `push, ${n} name=* subscriptions, 64 clients`, value: second, unit: 'req/s', note: `${ratio}× (target ≥ 0.8×: ${ratio >= 0.8 ? 'met' : 'NOT met'})` });
+  record({
+    scenario,
+    measure: `push, ${n} name=* subscriptions, 64 clients`,
+    value: second,
+    unit: 'req/s',
+    note: `${ratio}× (target ≥ 0.8×: ${ratio >= 0.8 ? 'met' : 'NOT met'})`,
+  });
   await plain.stop();
   await watched.stop();
 }
@@ -274,7 +382,13 @@ async function sendWithIdleSubscriptions(n: number): Promise<void> {
   await rateOnce(many.url, 64, sendPath, 1);
   const { first, second, ratio } = await pairedHubs(one, many, 64, sendPath);
   record({ scenario, measure: 'send to All, 1 subscription, 64 clients', value: first, unit: 'req/s' });
-  record({ scenario, measure: `send to All, ${n} subscriptions, 64 clients`, value: second, unit: 'req/s', note: `${ratio}× (target ≥ 0.8×: ${ratio >= 0.8 ? 'met' : 'NOT met'})` });
+  record({
+    scenario,
+    measure: `send to All, ${n} subscriptions, 64 clients`,
+    value: second,
+    unit: 'req/s',
+    note: `${ratio}× (target ≥ 0.8×: ${ratio >= 0.8 ? 'met' : 'NOT met'})`,
+  });
   await one.stop();
   await many.stop();
 }
@@ -283,7 +397,13 @@ async function messageThroughputScenario(): Promise<void> {
   const scenario = '5. message throughput';
   const hub = await startHubProcess();
   const { perSecond, acked, received } = await messageThroughput(hub, SECONDS);
-  record({ scenario, measure: '8 senders → 1 polling subscriber', value: perSecond, unit: 'msg/s', note: `${acked} acknowledged, ${received} received, ${received === acked ? 'none lost' : 'MISMATCH'}` });
+  record({
+    scenario,
+    measure: '8 senders → 1 polling subscriber',
+    value: perSecond,
+    unit: 'msg/s',
+    note: `${acked} acknowledged, ${received} received, ${received === acked ? 'none lost' : 'MISMATCH'}`,
+  });
   await hub.stop();
 }
 
@@ -301,13 +421,20 @@ async function subscribeStorm(n: number): Promise<void> {
       if (status !== 200) throw new Error(`subscribe answered ${status}`);
     }),
   );
-  record({ scenario, measure: 'until every device has its subscription', value: Math.round(performance.now() - started), unit: 'ms' });
+  record({
+    scenario,
+    measure: 'until every device has its subscription',
+    value: Math.round(performance.now() - started),
+    unit: 'ms',
+  });
   await hub.stop();
 }
 
 async function main(): Promise<void> {
   const started = new Date();
-  console.log(`hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`);
+  console.log(
+    `hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`,
+  );
   const only = process.env.BENCH_ONLY?.split(',');
   const runs = (name: string) => !only || only.includes(name);
   if (runs('push')) await pushThroughput();
@@ -324,18 +451,35 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const result = { date: started.toISOString(), machine, quick: QUICK, repeats: REPEATS, secondsPerRun: SECONDS, rows, profile: profileSummary };
+  const result = {
+    date: started.toISOString(),
+    machine,
+    quick: QUICK,
+    repeats: REPEATS,
+    secondsPerRun: SECONDS,
+    rows,
+    profile: profileSummary,
+  };
   fs.writeFileSync(path.join(ROOT, 'docs', 'benchmarks.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeMarkdown(result);
   console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md');
   process.exit(0);
 }
 
-function writeMarkdown(result: { date: string; machine: string; rows: Row[]; profile: { fn: string; percent: number }[] }): void {
+function writeMarkdown(result: {
+  date: string;
+  machine: string;
+  rows: Row[];
+  profile: { fn: string; percent: number }[];
+}): void {
   const file = path.join(ROOT, 'docs', 'benchmarks.md');
   const previous = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  const analysis = previous.includes('<!-- analysis -->') ? previous.slice(previous.indexOf('<!-- analysis -->')) : '<!-- analysis -->\n';
-  const table = result.rows.map((r) => `| ${r.scenario} | ${r.measure} | ${r.value} ${r.unit} | ${r.note ?? ''} |`).join('\n');
+  const analysis = previous.includes('<!-- analysis -->')
+    ? previous.slice(previous.indexOf('<!-- analysis -->'))
+    : '<!-- analysis -->\n';
+  const table = result.rows
+    .map((r) => `| ${r.scenario} | ${r.measure} | ${r.value} ${r.unit} | ${r.note ?? ''} |`)
+    .join('\n');
   const profile = result.profile.map((p) => `| ${p.percent}% | \`${p.fn}\` |`).join('\n');
   fs.writeFileSync(
     file,

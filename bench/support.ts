@@ -45,7 +45,11 @@ function stopper(proc: ChildProcess): () => Promise<void> {
  * A hub in its own process, from a production build (`dist`, which `npm run bench` builds first; the A/B
  * tools pass an older build's directory), on a fresh temp directory with the test configuration.
  */
-export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = [], dist = 'dist'): Promise<Server> {
+export async function startHubProcess(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+  dist = 'dist',
+): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
   const proc = spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
@@ -68,7 +72,10 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
 }
 
 export async function startBareKoa(): Promise<Server> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = await waitForListening(proc, /bare koa listening on (http:\/\/\S+)/);
   return { url, pid: proc.pid as number, stop: stopper(proc) };
 }
@@ -88,7 +95,8 @@ const pools = new Map<string, Pool>();
  * as each real device has its own. undici, because a thousand simulated subscribers share this one
  * process: Node's http client spent ~40 µs per response here, which fan-out would charge to the hub.
  */
-export const device = (origin: string): Client => new Client(origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+export const device = (origin: string): Client =>
+  new Client(origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
 
 /** A GET (through `via`, else a shared pool); resolves with status and body. */
 export async function httpGet(url: string, via?: Dispatcher): Promise<{ status: number; body: string }> {
@@ -127,15 +135,22 @@ export async function waitingPolls(hub: Server, atLeast: number): Promise<void> 
 }
 
 /** `n` subscriptions (`action`: SubscribeToStateObjects or SubscribeToMessage), 64 requests at a time; their ids. */
-export async function subscribeEach(hub: Server, n: number, action: string, query: (i: number) => string): Promise<string[]> {
+export async function subscribeEach(
+  hub: Server,
+  n: number,
+  action: string,
+  query: (i: number) => string,
+): Promise<string[]> {
   const ids: string[] = new Array(n);
   let next = 0;
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (next < n) {
-      const i = next++;
-      ids[i] = JSON.parse((await httpGet(`${hub.url}/rest/consumer/${action}?${query(i)}`)).body) as string;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < n) {
+        const i = next++;
+        ids[i] = JSON.parse((await httpGet(`${hub.url}/rest/consumer/${action}?${query(i)}`)).body) as string;
+      }
+    }),
+  );
   return ids;
 }
 
@@ -153,7 +168,10 @@ export function pollEachObject(hub: Server, ids: string[]): ObjectPollers {
   const devices = ids.map(() => device(hub.url));
   const loops = ids.map(async (id, i) => {
     while (running) {
-      const res = await httpGet(`${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`, devices[i]).catch(() => undefined);
+      const res = await httpGet(
+        `${hub.url}/rest/consumer/GetStateObjects?${identity.consumer('Bench')}&subscriptionId=${id}&timeout=120000`,
+        devices[i],
+      ).catch(() => undefined);
       const t = performance.now();
       if (res && res.body !== '[]') arrived.get(i)?.(t);
     }
@@ -173,8 +191,13 @@ export function pollEachObject(hub: Server, ids: string[]): ObjectPollers {
  * Scenario 5 on a running hub: 8 senders → 1 polling subscriber for `seconds`; what was acknowledged
  * (204), what the subscriber received, and messages received per second.
  */
-export async function messageThroughput(hub: Server, seconds: number): Promise<{ perSecond: number; acked: number; received: number }> {
-  const sub = JSON.parse((await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body) as string;
+export async function messageThroughput(
+  hub: Server,
+  seconds: number,
+): Promise<{ perSecond: number; acked: number; received: number }> {
+  const sub = JSON.parse(
+    (await httpGet(`${hub.url}/rest/consumer/SubscribeToMessage?${identity.consumer('Sink')}`)).body,
+  ) as string;
   let received = 0;
   let acked = 0;
   let sending = true;
@@ -182,13 +205,17 @@ export async function messageThroughput(hub: Server, seconds: number): Promise<{
   const until = Date.now() + seconds * 1000;
   const senders = Array.from({ length: 8 }, async () => {
     while (Date.now() < until) {
-      const res = await httpGet(`${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`);
+      const res = await httpGet(
+        `${hub.url}/rest/platform/SendMessage?${identity.package}&scope=Package&args=Consumer/Sink&key=M&data=1`,
+      );
       if (res.status === 204) acked++;
     }
   });
   const receiver = (async () => {
     while (sending || received < acked) {
-      const { body } = await httpGet(`${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`);
+      const { body } = await httpGet(
+        `${hub.url}/rest/consumer/GetMessages?${identity.consumer('Sink')}&subscriptionId=${sub}&timeout=1000&limit=0`,
+      );
       received += (JSON.parse(body) as unknown[]).length;
     }
   })();

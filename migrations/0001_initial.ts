@@ -50,11 +50,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('instance_name', 'text', (c) => c.notNull())
       .addColumn('group_name', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('package_instance_groups_pk', ['sentinel_name', 'instance_name', 'group_name'])
-      .addForeignKeyConstraint('package_instance_groups_instance_fk', ['sentinel_name', 'instance_name'],
-        'package_instances', ['sentinel_name', 'name'], (c) => c.onDelete('cascade'))
+      .addForeignKeyConstraint(
+        'package_instance_groups_instance_fk',
+        ['sentinel_name', 'instance_name'],
+        'package_instances',
+        ['sentinel_name', 'name'],
+        (c) => c.onDelete('cascade'),
+      )
       .execute();
-    await trx.schema.createIndex('package_instance_groups_by_group').on('package_instance_groups')
-      .columns(['group_name']).execute();
+    await trx.schema
+      .createIndex('package_instance_groups_by_group')
+      .on('package_instance_groups')
+      .columns(['group_name'])
+      .execute();
 
     await trx.schema
       .createTable('settings_groups')
@@ -81,8 +89,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('position', 'integer', (c) => c.notNull())
       .addColumn('settings_group_name', 'text', (c) => c.notNull().references('settings_groups.name'))
       .addPrimaryKeyConstraint('package_instance_imports_pk', ['sentinel_name', 'instance_name', 'position'])
-      .addForeignKeyConstraint('package_instance_imports_instance_fk', ['sentinel_name', 'instance_name'],
-        'package_instances', ['sentinel_name', 'name'], (c) => c.onDelete('cascade'))
+      .addForeignKeyConstraint(
+        'package_instance_imports_instance_fk',
+        ['sentinel_name', 'instance_name'],
+        'package_instances',
+        ['sentinel_name', 'name'],
+        (c) => c.onDelete('cascade'),
+      )
       .execute();
 
     // ---- runtime data ----
@@ -125,8 +138,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('last_active_ms', 'integer', (c) => c.notNull())
       .addColumn('queued_messages', 'integer', (c) => c.notNull().defaultTo(0))
       .execute();
-    await trx.schema.createIndex('subscriptions_by_owner').on('subscriptions')
-      .columns(['owner_connection_id']).execute();
+    await trx.schema
+      .createIndex('subscriptions_by_owner')
+      .on('subscriptions')
+      .columns(['owner_connection_id'])
+      .execute();
 
     // Filters are stored as GLOB patterns; exact_name is set when the name has no wildcard so the
     // usual "exactly this object" subscription is found through an index instead of a scan.
@@ -140,10 +156,16 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('type_glob', 'text', (c) => c.notNull())
       .addColumn('exact_name', 'text')
       .execute();
-    await trx.schema.createIndex('state_object_filters_by_subscription').on('state_object_filters')
-      .columns(['subscription_id']).execute();
-    await trx.schema.createIndex('state_object_filters_by_exact_name').on('state_object_filters')
-      .columns(['exact_name']).execute();
+    await trx.schema
+      .createIndex('state_object_filters_by_subscription')
+      .on('state_object_filters')
+      .columns(['subscription_id'])
+      .execute();
+    await trx.schema
+      .createIndex('state_object_filters_by_exact_name')
+      .on('state_object_filters')
+      .columns(['exact_name'])
+      .execute();
 
     // One row per (subscription, StateObject) changed since the subscription's last poll: coalescing.
     await trx.schema
@@ -164,8 +186,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('group_name', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('message_group_members_pk', ['subscription_id', 'group_name'])
       .execute();
-    await trx.schema.createIndex('message_group_members_by_group').on('message_group_members')
-      .columns(['group_name']).execute();
+    await trx.schema
+      .createIndex('message_group_members_by_group')
+      .on('message_group_members')
+      .columns(['group_name'])
+      .execute();
 
     await trx.schema
       .createTable('messages')
@@ -187,10 +212,16 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('subscription_id', 'text', (c) => c.notNull().references('subscriptions.id').onDelete('cascade'))
       .addColumn('message_id', 'integer', (c) => c.notNull().references('messages.id').onDelete('cascade'))
       .execute();
-    await trx.schema.createIndex('message_deliveries_by_subscription').on('message_deliveries')
-      .columns(['subscription_id', 'id']).execute();
-    await trx.schema.createIndex('message_deliveries_by_message').on('message_deliveries')
-      .columns(['message_id']).execute();
+    await trx.schema
+      .createIndex('message_deliveries_by_subscription')
+      .on('message_deliveries')
+      .columns(['subscription_id', 'id'])
+      .execute();
+    await trx.schema
+      .createIndex('message_deliveries_by_message')
+      .on('message_deliveries')
+      .columns(['message_id'])
+      .execute();
     // subscriptions.queued_messages is kept exact by the database itself, so that bounding a queue
     // needs no count over the queue.
     await sql`create trigger message_deliveries_count_in after insert on message_deliveries begin
@@ -224,10 +255,26 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
-  const tables = ['package_descriptors', 'package_logs', 'message_deliveries', 'messages', 'message_group_members',
-    'state_object_changes', 'state_object_filters', 'subscriptions', 'state_objects', 'callers',
-    'package_instance_imports', 'settings', 'settings_groups', 'package_instance_groups', 'package_instances',
-    'sentinels', 'credentials', 'hub_settings'];
+  const tables = [
+    'package_descriptors',
+    'package_logs',
+    'message_deliveries',
+    'messages',
+    'message_group_members',
+    'state_object_changes',
+    'state_object_filters',
+    'subscriptions',
+    'state_objects',
+    'callers',
+    'package_instance_imports',
+    'settings',
+    'settings_groups',
+    'package_instance_groups',
+    'package_instances',
+    'sentinels',
+    'credentials',
+    'hub_settings',
+  ];
   await db.transaction().execute(async (trx) => {
     for (const table of tables) await trx.schema.dropTable(table).ifExists().execute();
   });

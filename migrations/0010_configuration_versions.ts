@@ -18,11 +18,24 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('group_name', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('package_instance_groups_kept_pk', ['sentinel_name', 'instance_name', 'group_name'])
       .execute();
-    await sql`insert into package_instance_groups_kept select sentinel_name, instance_name, group_name from package_instance_groups`.execute(trx);
+    await sql`insert into package_instance_groups_kept select sentinel_name, instance_name, group_name from package_instance_groups`.execute(
+      trx,
+    );
     await trx.schema.dropTable('package_instance_groups').execute();
     await trx.schema.alterTable('package_instance_groups_kept').renameTo('package_instance_groups').execute();
-    await trx.schema.createIndex('package_instance_groups_by_group').on('package_instance_groups').columns(['group_name']).execute();
-    for (const table of ['package_instance_imports', 'settings', 'package_instances', 'sentinels', 'settings_groups', 'credentials']) {
+    await trx.schema
+      .createIndex('package_instance_groups_by_group')
+      .on('package_instance_groups')
+      .columns(['group_name'])
+      .execute();
+    for (const table of [
+      'package_instance_imports',
+      'settings',
+      'package_instances',
+      'sentinels',
+      'settings_groups',
+      'credentials',
+    ]) {
       await trx.schema.dropTable(table).ifExists().execute();
     }
     await trx.schema

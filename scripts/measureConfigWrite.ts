@@ -33,9 +33,23 @@ function configuration(n: number): HubConfiguration {
   });
   return {
     listenUris: ['http://+:8088/'],
-    recoveryOptions: { restartAfterFailure: true, numberOfRetry: 3, resetCounterAfterMinutes: 15, restartPackageAfterSeconds: 30 },
-    credentials: [credential('Admin', 'admin-key-0001', true), ...Array.from({ length: n - 1 }, (_, i) => credential(`Device${i}`, `device-key-${i}-0001`, false))],
-    sentinels: [{ name: 'S1', credential: 'Device0', packages: [{ name: 'P1', enable: true, autoStart: true, settings: [], imports: [], groups: ['G'] }] }],
+    recoveryOptions: {
+      restartAfterFailure: true,
+      numberOfRetry: 3,
+      resetCounterAfterMinutes: 15,
+      restartPackageAfterSeconds: 30,
+    },
+    credentials: [
+      credential('Admin', 'admin-key-0001', true),
+      ...Array.from({ length: n - 1 }, (_, i) => credential(`Device${i}`, `device-key-${i}-0001`, false)),
+    ],
+    sentinels: [
+      {
+        name: 'S1',
+        credential: 'Device0',
+        packages: [{ name: 'P1', enable: true, autoStart: true, settings: [], imports: [], groups: ['G'] }],
+      },
+    ],
     settingsGroups: [],
   };
 }
@@ -44,7 +58,13 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 async function measure(n: number) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-measure-'));
-  const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, logLevel: process.env.LOG ?? 'silent', authFailureDelayMs: 0 });
+  const options = hubOptions({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: process.env.LOG ?? 'silent',
+    authFailureDelayMs: 0,
+  });
   fs.writeFileSync(options.configPath, serializeConfiguration(configuration(n)));
   const hub = await startHub(options, createLogger(options.logLevel));
   const url = `${hub.url}/rest/management/credentials?SentinelName=Management&PackageName=Measure&AccessKey=admin-key-0001`;
@@ -83,10 +103,20 @@ async function measure(n: number) {
   }
   await hub.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
-  return { n, wallMedianMs: median(wall), wallMaxMs: Math.max(...wall), blockMedianMs: median(gaps), blockMaxMs: Math.max(...gaps), loopDelayMaxMs: Math.max(...histogramMax) };
+  return {
+    n,
+    wallMedianMs: median(wall),
+    wallMaxMs: Math.max(...wall),
+    blockMedianMs: median(gaps),
+    blockMaxMs: Math.max(...gaps),
+    loopDelayMaxMs: Math.max(...histogramMax),
+  };
 }
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 for (const n of sizes.length ? sizes : [10, 1500]) {
   const r = await measure(n);
   console.log(

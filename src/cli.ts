@@ -69,7 +69,8 @@ function parseCommandLine(): 'start' | 'migrate' {
 
 /** `hub migrate`: HUB_DATA_DIR/hub.db into the empty database HUB_DATABASE_URL, the data directory held meanwhile. */
 async function migrate(options: HubOptions): Promise<void> {
-  if (options.databaseUrl === undefined) fail('hub migrate needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
+  if (options.databaseUrl === undefined)
+    fail('hub migrate needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
   let lock;
   try {
     lock = lockDataDirectory(options.dataDir);
@@ -77,9 +78,15 @@ async function migrate(options: HubOptions): Promise<void> {
     fail((error as Error).message);
   }
   try {
-    const report = await copySqliteToPostgres({ sqliteFile: path.join(options.dataDir, 'hub.db'), url: options.databaseUrl, log: createLogger(options.logLevel) });
+    const report = await copySqliteToPostgres({
+      sqliteFile: path.join(options.dataDir, 'hub.db'),
+      url: options.databaseUrl,
+      log: createLogger(options.logLevel),
+    });
     for (const [table, n] of Object.entries(report)) console.log(`${table}: ${n}`);
-    console.log(`copied into ${options.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}: start the hub with HUB_DATABASE_URL set`);
+    console.log(
+      `copied into ${options.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}: start the hub with HUB_DATABASE_URL set`,
+    );
   } catch (error) {
     lock.release();
     fail((error as Error).message);
@@ -102,8 +109,14 @@ function installSignalHandlers(hub: Hub, configPath: string, logger: Logger): vo
         // A file the operator is still editing is expected: one line saying what is wrong in it, no
         // stack trace. Anything else is a fault of the hub and keeps its stack.
         error instanceof ConfigurationError
-          ? logger.error({ file: configPath, reason: error.message }, `configuration not reloaded (${error.message}): the running configuration stays`)
-          : logger.error({ err: error, file: configPath }, 'configuration not reloaded: the running configuration stays'),
+          ? logger.error(
+              { file: configPath, reason: error.message },
+              `configuration not reloaded (${error.message}): the running configuration stays`,
+            )
+          : logger.error(
+              { err: error, file: configPath },
+              'configuration not reloaded: the running configuration stays',
+            ),
     );
   });
 
@@ -152,7 +165,9 @@ async function main(): Promise<void> {
     console.log(`First start: wrote ${options.configPath} with the credential 'Admin'.`);
     console.log(`Its access key (shown only this once): ${hub.generatedAdminKey}`);
     console.log(`Use it as AccessKey with SentinelName=Management on ${hub.url}/rest/management/..., e.g.`);
-    console.log(`  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`);
+    console.log(
+      `  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`,
+    );
   }
   installSignalHandlers(hub, options.configPath, logger);
   for (const url of hub.urls) console.log(`hub listening on ${url}`);

@@ -98,32 +98,58 @@ function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] 
 }
 
 /** The domain services over `store`, and the timers they need (not started yet). */
-async function createServices(options: HubOptions, logger: Logger, loaded: StartingConfiguration, store: HubStore, notifier: Notifier, metrics: HubMetrics) {
+async function createServices(
+  options: HubOptions,
+  logger: Logger,
+  loaded: StartingConfiguration,
+  store: HubStore,
+  notifier: Notifier,
+  metrics: HubMetrics,
+) {
   const { file, text: configText, generatedAdminKey } = loaded;
   const configuration = new Configuration(store.configuration, options.configPath, file.config, configText);
-  await configuration.recordStart({ by: generatedAdminKey === undefined ? '(file)' : '(first start)', reason: 'start' });
+  await configuration.recordStart({
+    by: generatedAdminKey === undefined ? '(file)' : '(first start)',
+    reason: 'start',
+  });
 
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(store.callers);
   const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate);
-  const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) => logger.error({ err: error }, 'expiry failed'));
+  const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) =>
+    logger.error({ err: error }, 'expiry failed'),
+  );
   const counters = { missedMessages: 0 };
   const messages = new Messages(store.messages, store.subscriptions, notifier, subscriptions, callers, {
     missed: (subscription, caller, n) => {
       counters.missedMessages += n;
       metrics.droppedMessages.inc(n);
-      logger.warn({ subscription, caller: caller.friendlyName, credential: caller.credential.name, missed: n, total: counters.missedMessages },
-        'message subscription fell behind the log retention: the oldest messages it had not read are gone');
+      logger.warn(
+        {
+          subscription,
+          caller: caller.friendlyName,
+          credential: caller.credential.name,
+          missed: n,
+          total: counters.missedMessages,
+        },
+        'message subscription fell behind the log retention: the oldest messages it had not read are gone',
+      );
     },
   });
   const packageLogs = new PackageLogs(store.packageLogs, notifier, logger, options.logRetention);
-  const repository = new Repository(store.repository, path.join(options.dataDir, 'repository'), path.join(options.dataDir, 'tmp'), {
-    maxEntries: 1000,
-    maxUncompressedBytes: options.maxPackageUnpackedBytes,
-    maxPackageBytes: options.maxPackageBytes,
-    downloadTimeoutMs: options.downloadTimeoutMs,
-    maxRedirects: 5,
-  }, logger);
+  const repository = new Repository(
+    store.repository,
+    path.join(options.dataDir, 'repository'),
+    path.join(options.dataDir, 'tmp'),
+    {
+      maxEntries: 1000,
+      maxUncompressedBytes: options.maxPackageUnpackedBytes,
+      maxPackageBytes: options.maxPackageBytes,
+      downloadTimeoutMs: options.downloadTimeoutMs,
+      maxRedirects: 5,
+    },
+    logger,
+  );
   await repository.start();
   const descriptors = new Descriptors(store.descriptors);
   const license = new HubLicense(store.hubSettings);
@@ -137,7 +163,9 @@ async function createServices(options: HubOptions, logger: Logger, loaded: Start
     packageLogs,
     descriptors,
     management: {
-      configurationFile: new ConfigurationFileActions(configuration, messages, options.configPath, (address) => checkServable(options, address)),
+      configurationFile: new ConfigurationFileActions(configuration, messages, options.configPath, (address) =>
+        checkServable(options, address),
+      ),
       sentinels,
       instances: new PackageInstances(configuration, sentinels, license, repository),
       credentials: new Credentials(configuration),
@@ -155,7 +183,17 @@ async function createServices(options: HubOptions, logger: Logger, loaded: Start
     }),
     overview: new Overview(store.activity, descriptors, configuration),
   };
-  const sweeper = new Sweeper(store.subscriptions, store.stateObjects, store.messages, notifier, packageLogs, logger, options.subscriptionIdleMs, options.sweepIntervalMs, options.messageRetentionMs);
+  const sweeper = new Sweeper(
+    store.subscriptions,
+    store.stateObjects,
+    store.messages,
+    notifier,
+    packageLogs,
+    logger,
+    options.subscriptionIdleMs,
+    options.sweepIntervalMs,
+    options.messageRetentionMs,
+  );
   return { services, expiry, sweeper };
 }
 
@@ -163,7 +201,11 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const loaded = await startingConfiguration(options.configPath, options.adminKey);
   const { file, generatedAdminKey } = loaded;
   const addresses = listenPlan(options, file.config.listenUris);
-  if (file.ignored.length) logger.warn({ ignored: file.ignored }, `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`);
+  if (file.ignored.length)
+    logger.warn(
+      { ignored: file.ignored },
+      `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`,
+    );
   fs.mkdirSync(options.dataDir, { recursive: true });
   const notifier = new Notifier();
   // The counts are read at scrape time only, long after `store` below exists.
@@ -177,27 +219,33 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   };
   const store: HubStore & { database?: OpenedDatabase } = options.databaseUrl
     ? await openPostgresHubStore({
-      url: options.databaseUrl,
-      sync: options.sync,
-      lockWaitMs: options.lockWaitMs,
-      messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-      maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-      log: logger,
-      committed,
-    })
+        url: options.databaseUrl,
+        sync: options.sync,
+        lockWaitMs: options.lockWaitMs,
+        messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+        maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+        log: logger,
+        committed,
+      })
     : await openSqliteHubStore({
-      file: path.join(options.dataDir, 'hub.db'),
-      sync: options.sync,
-      lockWaitMs: options.lockWaitMs,
-      messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-      maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-      vacuumIntervalMs: options.vacuumIntervalMs,
-      logger,
-      committed,
-    });
+        file: path.join(options.dataDir, 'hub.db'),
+        sync: options.sync,
+        lockWaitMs: options.lockWaitMs,
+        messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+        maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+        vacuumIntervalMs: options.vacuumIntervalMs,
+        logger,
+        committed,
+      });
   // PostgreSQL: what other hub processes commit wakes this one's polls too.
   const feed = options.databaseUrl
-    ? await startCrossProcessWakeUps({ url: options.databaseUrl, sync: options.sync, lockWaitMs: options.lockWaitMs, log: logger, announce: notifier })
+    ? await startCrossProcessWakeUps({
+        url: options.databaseUrl,
+        sync: options.sync,
+        lockWaitMs: options.lockWaitMs,
+        log: logger,
+        announce: notifier,
+      })
     : undefined;
   if (feed) registerCrossProcessMetrics(metrics.registry, feed);
   const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
@@ -235,7 +283,9 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     url: servers.urls[0],
     port: servers.port,
     urls: servers.urls,
-    reloadConfiguration: async () => (await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' })).changed,
+    reloadConfiguration: async () =>
+      (await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' }))
+        .changed,
     services,
     database: store.database,
     generatedAdminKey,

@@ -18,7 +18,10 @@ export interface ListenAddress {
 export function parseListenUri(uri: string): ListenAddress {
   // `+` and `*` are the configuration's "every interface"; URL() rejects them as host names.
   const match = /^(https?):\/\/(\+|\*|\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?(\/[^?#\s]*)?$/i.exec(uri);
-  if (!match) throw new Error(`"${uri}" is not of the form http://HOST:PORT/ or https://HOST:PORT/PATH/ (HOST may be + or * for every interface)`);
+  if (!match)
+    throw new Error(
+      `"${uri}" is not of the form http://HOST:PORT/ or https://HOST:PORT/PATH/ (HOST may be + or * for every interface)`,
+    );
   const protocol = match[1].toLowerCase() as 'http' | 'https';
   const port = match[3] ? Number(match[3]) : protocol === 'https' ? 443 : 80;
   if (port < 1 || port > 65535) throw new Error(`"${uri}": port ${port} is out of range`);
@@ -26,7 +29,8 @@ export function parseListenUri(uri: string): ListenAddress {
   const host = rawHost === '+' || rawHost === '*' ? undefined : rawHost.replace(/^\[|\]$/g, '');
   let prefix = match[4] ?? '';
   prefix = prefix.replace(/\/+$/, '');
-  if (prefix && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(prefix)) throw new Error(`"${uri}": the path "${match[4]}" is not a plain path prefix`);
+  if (prefix && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(prefix))
+    throw new Error(`"${uri}": the path "${match[4]}" is not a plain path prefix`);
   return { protocol, host, port, prefix, uri };
 }
 
@@ -39,7 +43,8 @@ export function listenAddresses(listenUris: string[], overrides: { host?: string
   const schemes = new Map<string, ListenAddress>();
   for (const a of parsed) {
     const other = schemes.get(`${a.host ?? '*'}:${a.port}`);
-    if (other && other.protocol !== a.protocol) throw new Error(`"${other.uri}" and "${a.uri}" share a port with different schemes`);
+    if (other && other.protocol !== a.protocol)
+      throw new Error(`"${other.uri}" and "${a.uri}" share a port with different schemes`);
     schemes.set(`${a.host ?? '*'}:${a.port}`, a);
   }
   if (overrides.host === undefined && overrides.port === undefined) {

@@ -58,7 +58,10 @@ const integer = (min: number) => z.coerce.number().int().min(min);
 
 const envSchema = z.object({
   HUB_DATA_DIR: z.string().min(1).default('./data'),
-  HUB_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+  HUB_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .optional(),
   HUB_CONFIG: z.string().min(1).optional(),
   HUB_PORT: integer(0).max(65535).optional(),
   HUB_HOST: z.string().min(1).optional(),

@@ -26,8 +26,9 @@ const portsDir = path.join(hubDir, 'ports');
  * domain code with no state and no I/O, which an engine needs to speak the ports' language.
  */
 const DOMAIN_FOR_THE_STORE: Record<string, string> = {
-  'clientSignal.ts': 'the type of the abort signal a poll\'s `take` is given (the long-poll domain)',
-  'messageAddresses.ts': 'who a message is addressed to, shared by the store\'s reads and the notifier\'s index so both decide alike',
+  'clientSignal.ts': "the type of the abort signal a poll's `take` is given (the long-poll domain)",
+  'messageAddresses.ts':
+    "who a message is addressed to, shared by the store's reads and the notifier's index so both decide alike",
   'scope.ts': 'the scope numbers a message row carries (ScopeType): All and Others name no targets in their args',
 };
 
@@ -49,18 +50,29 @@ function specifiers(file: string, text = fs.readFileSync(file, 'utf8')): string[
 
 /** The file's text without its comments (block and line; a `//` inside a string only shortens what is searched). */
 const code = (file: string) =>
-  fs.readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  fs
+    .readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/.*$/gm, '');
 
 /** The file's code without comments and without the content of string literals (a rough lexer: enough for this source). */
 const codeWithoutStrings = (text: string) =>
-  text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`/g, (m) => (m.startsWith('/') ? '' : '""'));
+  text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`/g, (m) =>
+    m.startsWith('/') ? '' : '""',
+  );
 
 /** snake_case names used as properties in code: declared (`a_b:` in an interface, type or object literal) or read (`.a_b`). */
 const snakeCaseProperties = (text: string) =>
-  [...codeWithoutStrings(text).matchAll(/(?:(?:^|[{;,(\s])(?:readonly\s+)?([a-z][a-z0-9]*_[a-z0-9_]*)\??\s*:)|\.([a-z][a-z0-9]*_[a-z0-9_]*)\b/gm)].map((m) => m[1] ?? m[2]);
+  [
+    ...codeWithoutStrings(text).matchAll(
+      /(?:(?:^|[{;,(\s])(?:readonly\s+)?([a-z][a-z0-9]*_[a-z0-9_]*)\??\s*:)|\.([a-z][a-z0-9]*_[a-z0-9_]*)\b/gm,
+    ),
+  ].map((m) => m[1] ?? m[2]);
 
-const resolveRelative = (from: string, specifier: string) => path.resolve(path.dirname(from), specifier.replace(/\.js$/, '.ts'));
-const isEnginePackage = (specifier: string) => ENGINE_PACKAGES.some((p) => specifier === p || specifier.startsWith(`${p}/`));
+const resolveRelative = (from: string, specifier: string) =>
+  path.resolve(path.dirname(from), specifier.replace(/\.js$/, '.ts'));
+const isEnginePackage = (specifier: string) =>
+  ENGINE_PACKAGES.some((p) => specifier === p || specifier.startsWith(`${p}/`));
 const inside = (dir: string, file: string) => file.startsWith(`${dir}${path.sep}`);
 const rel = (file: string) => path.relative(root, file);
 
@@ -102,11 +114,15 @@ describe('the store is the only way to the database', () => {
 
   it('sees an import of the store from src/http or src/hub, and one of SQLite', () => {
     const file = path.join(src, 'http', 'violation.ts');
-    const text = "import type { SqliteHubStore } from '../store/sqlite/hubStore.js';\nimport Sqlite from 'better-sqlite3';\n";
-    expect(problemsOf(file, new Set(), [], text)).toEqual([`${rel(file)} imports src/store/sqlite/hubStore.ts`, `${rel(file)} imports 'better-sqlite3'`]);
+    const text =
+      "import type { SqliteHubStore } from '../store/sqlite/hubStore.js';\nimport Sqlite from 'better-sqlite3';\n";
+    expect(problemsOf(file, new Set(), [], text)).toEqual([
+      `${rel(file)} imports src/store/sqlite/hubStore.ts`,
+      `${rel(file)} imports 'better-sqlite3'`,
+    ]);
   });
 
-  it("keeps SQLite-only SQL inside the SQLite store: src/hub (its ports too) and src/http name it only in comments", () => {
+  it('keeps SQLite-only SQL inside the SQLite store: src/hub (its ports too) and src/http name it only in comments', () => {
     // Filters cross the seam as the wire's `*` patterns (hub/ports/stateObjects.ts, StateObjectPatterns);
     // the SQLite store turns them into GLOBs and back (store/sqlite/glob.ts). `glob` not followed by `al` (global…).
     const SQLITE_ONLY = [/glob(?!al)/gi, /json_each/gi, /begin\s+immediate/gi, /\btrigger\b/gi, /\bpragma\b/gi];
@@ -116,7 +132,13 @@ describe('the store is the only way to the database', () => {
     };
     expect(layers.flatMap(sourceFiles).flatMap(sqliteIn)).toEqual([]);
     // The check sees each term (and not `global`), and sees GLOB where it is.
-    const samples = ['name glob ?', 'from json_each(args)', 'BEGIN  IMMEDIATE', 'create trigger t', 'PRAGMA journal_mode'];
+    const samples = [
+      'name glob ?',
+      'from json_each(args)',
+      'BEGIN  IMMEDIATE',
+      'create trigger t',
+      'PRAGMA journal_mode',
+    ];
     SQLITE_ONLY.forEach((term, i) => expect(samples[i]).toMatch(new RegExp(term.source, 'i')));
     expect(SQLITE_ONLY.some((term) => new RegExp(term.source, 'i').test('globalRecovery'))).toBe(false);
     expect(sqliteIn(path.join(storeDir, 'sqlite', 'glob.ts')).length).toBeGreaterThan(0);
@@ -128,24 +150,38 @@ describe('the store is the only way to the database', () => {
       .filter((s) => s.startsWith('.'))
       .map((s) => resolveRelative(file, s))
       .filter((t) => layers.some((layer) => inside(layer, t)))
-      .filter((t) => !inside(portsDir, t) && !(path.dirname(t) === hubDir && Object.hasOwn(DOMAIN_FOR_THE_STORE, path.basename(t))))
+      .filter(
+        (t) =>
+          !inside(portsDir, t) &&
+          !(path.dirname(t) === hubDir && Object.hasOwn(DOMAIN_FOR_THE_STORE, path.basename(t))),
+      )
       .map((t) => `${rel(file)} imports ${rel(t)}`);
 
   it('keeps the store below the hub: src/store imports of src/hub only its ports and plain domain modules, nothing of src/http', () => {
     expect(sourceFiles(storeDir).flatMap((file) => storeReachingUp(file))).toEqual([]);
     // The check sees a store module reaching up.
     const file = path.join(storeDir, 'sqlite', 'violation.ts');
-    const text = "import type { Messages } from '../../hub/messages.js';\nimport type { MessageStore } from '../../hub/ports/messages.js';\nimport { queryParam } from '../../http/request.js';\n";
-    expect(storeReachingUp(file, text)).toEqual([`${rel(file)} imports src/hub/messages.ts`, `${rel(file)} imports src/http/request.ts`]);
+    const text =
+      "import type { Messages } from '../../hub/messages.js';\nimport type { MessageStore } from '../../hub/ports/messages.js';\nimport { queryParam } from '../../http/request.js';\n";
+    expect(storeReachingUp(file, text)).toEqual([
+      `${rel(file)} imports src/hub/messages.ts`,
+      `${rel(file)} imports src/http/request.ts`,
+    ]);
   });
 
   it('keeps rows out of the domain: no interface, type or object of src/hub declares or reads a snake_case property', () => {
-    const found = sourceFiles(hubDir).flatMap((file) => snakeCaseProperties(fs.readFileSync(file, 'utf8')).map((name) => `${rel(file)}: ${name}`));
+    const found = sourceFiles(hubDir).flatMap((file) =>
+      snakeCaseProperties(fs.readFileSync(file, 'utf8')).map((name) => `${rel(file)}: ${name}`),
+    );
     expect(found).toEqual([]);
     // The check sees a snake_case field declared or read, and not one in a string or a comment.
-    expect(snakeCaseProperties('export interface Row {\n  readonly last_update_ms: number;\n  saga_id?: string }')).toEqual(['last_update_ms', 'saga_id']);
+    expect(
+      snakeCaseProperties('export interface Row {\n  readonly last_update_ms: number;\n  saga_id?: string }'),
+    ).toEqual(['last_update_ms', 'saga_id']);
     expect(snakeCaseProperties('const x = { sender_type: 2 }; f(row.sent_ms);')).toEqual(['sender_type', 'sent_ms']);
-    expect(snakeCaseProperties("const kind = { kind: 'state_objects' }; // row.is_deleted: a comment\n/* seq_no: x */")).toEqual([]);
+    expect(
+      snakeCaseProperties("const kind = { kind: 'state_objects' }; // row.is_deleted: a comment\n/* seq_no: x */"),
+    ).toEqual([]);
   });
 
   it('keeps the notifier behind its interfaces: only createHub.ts names the Notifier class (hub/wakeUps.ts)', () => {
@@ -162,7 +198,11 @@ describe('the store is the only way to the database', () => {
   it('names a reason for every domain module the store may import, and each is still imported', () => {
     const imported = new Set(
       sourceFiles(storeDir).flatMap((file) =>
-        specifiers(file).filter((s) => s.startsWith('.')).map((s) => resolveRelative(file, s)).filter((t) => path.dirname(t) === hubDir).map((t) => path.basename(t)),
+        specifiers(file)
+          .filter((s) => s.startsWith('.'))
+          .map((s) => resolveRelative(file, s))
+          .filter((t) => path.dirname(t) === hubDir)
+          .map((t) => path.basename(t)),
       ),
     );
     for (const [name, reason] of Object.entries(DOMAIN_FOR_THE_STORE)) {
@@ -179,7 +219,9 @@ describe('one error catalogue', () => {
   const constructions = (text: string) => [...text.matchAll(/\bnew\s+HubError\s*\(/g)].length;
 
   it('only errors.ts constructs a HubError: every other module names a code with hubError()', () => {
-    const found = sourceFiles(src).filter((file) => file !== errorsFile && constructions(code(file)) > 0).map(rel);
+    const found = sourceFiles(src)
+      .filter((file) => file !== errorsFile && constructions(code(file)) > 0)
+      .map(rel);
     expect(found).toEqual([]);
     // The check sees a construction where there is one, spaced or not, and not hubError( or a comment.
     expect(constructions(code(errorsFile))).toBeGreaterThan(0);
@@ -194,14 +236,20 @@ describe('one error catalogue', () => {
       .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === errorMapping))
       .map(rel);
     expect(importers).toEqual([]);
-    expect(specifiers(path.join(src, 'http', 'app.ts')).map((s) => resolveRelative(path.join(src, 'http', 'app.ts'), s))).toContain(errorMapping);
+    expect(
+      specifiers(path.join(src, 'http', 'app.ts')).map((s) => resolveRelative(path.join(src, 'http', 'app.ts'), s)),
+    ).toContain(errorMapping);
   });
 
   it("SQLite's error codes stay below the store: only src/db names SQLITE_ (db/busy.ts turns SQLITE_BUSY into DatabaseBusy)", () => {
     // A code such as SQLITE_BUSY, not a name that merely contains it (LAST_SQLITE_MIGRATION).
     const names = (text: string) => /(?<!\w)SQLITE_[A-Z]/.test(text);
     const naming = (file: string) => names(code(file));
-    expect(sourceFiles(src).filter((file) => !inside(dbDir, file) && naming(file)).map(rel)).toEqual([]);
+    expect(
+      sourceFiles(src)
+        .filter((file) => !inside(dbDir, file) && naming(file))
+        .map(rel),
+    ).toEqual([]);
     expect(naming(path.join(dbDir, 'busy.ts'))).toBe(true);
     expect([names("code === 'SQLITE_BUSY'"), names('const LAST_SQLITE_MIGRATION = 1')]).toEqual([true, false]);
   });

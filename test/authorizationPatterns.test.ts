@@ -14,7 +14,10 @@ function restrictedConfiguration() {
   if (!dev) throw new Error('no Dev credential');
   dev.authorizations = {
     ...dev.authorizations,
-    messages: { defaultAuthorization: 'Deny', rules: [{ id: '1', authorization: 'Allow', scope: '*', args: '*', messageKey: '*Light*On*' }] },
+    messages: {
+      defaultAuthorization: 'Deny',
+      rules: [{ id: '1', authorization: 'Allow', scope: '*', args: '*', messageKey: '*Light*On*' }],
+    },
   };
   return config;
 }
@@ -23,8 +26,12 @@ describe('authorization patterns', () => {
   it('long keys against *Light*On*: a 403 or 400 at once while /health keeps answering, nothing stored', async () => {
     const h = await hub({ config: restrictedConfiguration() });
     const stored = storedStateOf(h.dataDir);
-    expect((await get(h, 'consumer/SendMessage', consumer(), { scope: 'All', key: 'KitchenLightOn' })).status).toBe(204);
-    expect((await get(h, 'consumer/SendMessage', consumer(), { scope: 'All', key: 'KitchenLightOff' })).status).toBe(403);
+    expect((await get(h, 'consumer/SendMessage', consumer(), { scope: 'All', key: 'KitchenLightOn' })).status).toBe(
+      204,
+    );
+    expect((await get(h, 'consumer/SendMessage', consumer(), { scope: 'All', key: 'KitchenLightOff' })).status).toBe(
+      403,
+    );
     const before = stored.digest();
 
     // The longest key a request may carry, built to make a backtracking matcher work hardest.
@@ -41,7 +48,9 @@ describe('authorization patterns', () => {
       }
     })();
     const refused = await Promise.all([
-      ...Array.from({ length: 20 }, () => post(h, 'consumer/SendMessage', consumer(), { Scope: { Scope: 'All' }, Key: longest })),
+      ...Array.from({ length: 20 }, () =>
+        post(h, 'consumer/SendMessage', consumer(), { Scope: { Scope: 'All' }, Key: longest }),
+      ),
       post(h, 'consumer/SendMessage', consumer(), { Scope: { Scope: 'All' }, Key: huge }),
     ]);
     sending = false;

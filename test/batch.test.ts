@@ -88,7 +88,10 @@ describe('group commit', () => {
       insideKysely = true;
       enter();
       await released;
-      await trx.insertInto('t' as never).values({ k: 'k' } as never).execute();
+      await trx
+        .insertInto('t' as never)
+        .values({ k: 'k' } as never)
+        .execute();
       insideKysely = false;
     });
     await entered;
@@ -105,7 +108,10 @@ describe('group commit', () => {
     expect(pieceRan).toBe(false);
     release();
     await Promise.all([kysely, batched]);
-    expect((sqlite.prepare('select k from t order by rowid').all() as { k: string }[]).map((r) => r.k)).toEqual(['k', 'z']);
+    expect((sqlite.prepare('select k from t order by rowid').all() as { k: string }[]).map((r) => r.k)).toEqual([
+      'k',
+      'z',
+    ]);
   });
 
   /** A piece that holds the event loop for `ms` (longer than the batch's time budget when 15). */
@@ -189,20 +195,22 @@ describe('group commit', () => {
     const { batcher, insert, rows } = setup({ budgetMs: Infinity });
     const file = opened!.sqlite.name;
     const order: string[] = [];
-    const read = await batcher.run(() => insert.run('a')).then(async () => {
-      setImmediate(() => order.push('next turn'));
-      await Promise.resolve();
-      return batcher.run(() => {
-        order.push('read');
-        // Another connection sees only what is committed: the first piece's commit came before this one ran.
-        const other = new Sqlite(file, { readonly: true });
-        try {
-          return other.prepare('select k from t').pluck().all();
-        } finally {
-          other.close();
-        }
+    const read = await batcher
+      .run(() => insert.run('a'))
+      .then(async () => {
+        setImmediate(() => order.push('next turn'));
+        await Promise.resolve();
+        return batcher.run(() => {
+          order.push('read');
+          // Another connection sees only what is committed: the first piece's commit came before this one ran.
+          const other = new Sqlite(file, { readonly: true });
+          try {
+            return other.prepare('select k from t').pluck().all();
+          } finally {
+            other.close();
+          }
+        });
       });
-    });
     expect(read).toEqual(['a']);
     expect(order).toEqual(['read']);
     await new Promise((r) => setImmediate(r));
@@ -217,14 +225,16 @@ describe('group commit', () => {
   it('leaves what the settlement submits to a later turn when the batch used up its time budget', async () => {
     const { batcher, insert } = setup();
     const order: string[] = [];
-    await batcher.run(() => {
-      spin(15);
-      insert.run('a');
-    }).then(async () => {
-      setImmediate(() => order.push('next turn'));
-      await Promise.resolve();
-      return batcher.run(() => order.push('read'));
-    });
+    await batcher
+      .run(() => {
+        spin(15);
+        insert.run('a');
+      })
+      .then(async () => {
+        setImmediate(() => order.push('next turn'));
+        await Promise.resolve();
+        return batcher.run(() => order.push('read'));
+      });
     expect(order).toEqual(['next turn', 'read']);
   });
 

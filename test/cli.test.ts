@@ -74,9 +74,14 @@ describe('the command line', () => {
     expect(await badEnv.exited).toBe(1);
     expect(badEnv.errors()).toMatch(/^hub did not start: Invalid environment variable HUB_SYNC/);
     expect(badEnv.errors()).not.toMatch(/at /);
-    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), '<hub><credentials><credential name="A"/></credentials></hub>');
+    fs.writeFileSync(
+      path.join(dataDir, 'hub.config.xml'),
+      '<hub><credentials><credential name="A"/></credentials></hub>',
+    );
     const badFile = startCli(dataDir);
     expect(await badFile.exited).toBe(1);
-    expect(badFile.errors()).toMatch(/configuration file .*hub.config.xml: <credentials>\/<credential>\[1\] attribute "accessKey"/);
+    expect(badFile.errors()).toMatch(
+      /configuration file .*hub.config.xml: <credentials>\/<credential>\[1\] attribute "accessKey"/,
+    );
   });
 });

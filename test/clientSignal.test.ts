@@ -34,7 +34,9 @@ async function serverGiving(use: (signal: ClientSignal) => void): Promise<string
 describe('the client-gone signal of a request', () => {
   it('tells every listener added and not removed, once each, when the client goes away', async () => {
     const heard: string[] = [];
-    const listener = (name: string): EventListenerObject => ({ handleEvent: (event: Event) => heard.push(`${name}:${event.type}`) });
+    const listener = (name: string): EventListenerObject => ({
+      handleEvent: (event: Event) => heard.push(`${name}:${event.type}`),
+    });
     const [first, second, third, removed] = ['first', 'second', 'third', 'removed'].map(listener);
     let received!: () => void;
     const requestArrived = new Promise<void>((resolve) => (received = resolve));

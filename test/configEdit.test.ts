@@ -27,8 +27,15 @@ function lineDiff(before: string, after: string): { added: string[]; removed: st
 function versions(h: TestHub) {
   const sqlite = new Database(path.join(h.dataDir, 'hub.db'), { readonly: true });
   try {
-    return sqlite.prepare('select id, written_at, written_by, reason, applied, text from configuration_versions order by id').all() as {
-      id: number; written_at: string; written_by: string; reason: string; applied: number; text: string;
+    return sqlite
+      .prepare('select id, written_at, written_by, reason, applied, text from configuration_versions order by id')
+      .all() as {
+      id: number;
+      written_at: string;
+      written_by: string;
+      reason: string;
+      applied: number;
+      text: string;
     }[];
   } finally {
     sqlite.close();
@@ -45,7 +52,9 @@ describe('management writes edit the file in place', () => {
     const link = path.join(dataDir, 'hub.config.xml');
     fs.symlinkSync(real, link);
     const h = await hub({ dataDir, config: null });
-    expect((await post(h, 'management/credentials', controlHub, { Name: 'Linked', AccessKey: 'linked-key-0001' })).status).toBe(200);
+    expect(
+      (await post(h, 'management/credentials', controlHub, { Name: 'Linked', AccessKey: 'linked-key-0001' })).status,
+    ).toBe(200);
     expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
     expect(fs.readFileSync(real, 'utf8')).toMatch(/<credential name="Linked"/);
     expect(fs.statSync(real).mode & 0o777).toBe(0o640);
@@ -71,7 +80,15 @@ describe('management writes edit the file in place', () => {
       `<credential name='StandardAccess' legacyFlag='yes' accessKey='standard-access-key-0001'\n                  enable='True' />`,
     );
     const h = await hub({ config: file });
-    expect((await post(h, 'management/credentials', controlHub, { Name: 'StandardAccess', AccessKey: "it's-a-new-key", Enable: true })).status).toBe(200);
+    expect(
+      (
+        await post(h, 'management/credentials', controlHub, {
+          Name: 'StandardAccess',
+          AccessKey: "it's-a-new-key",
+          Enable: true,
+        })
+      ).status,
+    ).toBe(200);
     expect(lineDiff(file, fileOf(h))).toEqual({
       removed: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='standard-access-key-0001'`],
       added: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='it&apos;s-a-new-key'`],
@@ -81,8 +98,12 @@ describe('management writes edit the file in place', () => {
   it('a Windows file (byte order mark, CRLF) stays one: the new credential is one CRLF line', async () => {
     const windows = `\ufeff${constellationFile.replace(/\n/g, '\r\n')}`;
     const h = await hub({ config: windows });
-    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
-    expect((await post(h, 'management/sentinels/MyServer/packages/HWMonitor/groups', controlHub, ['GroupA'])).status).toBe(200);
+    expect(
+      (await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status,
+    ).toBe(200);
+    expect(
+      (await post(h, 'management/sentinels/MyServer/packages/HWMonitor/groups', controlHub, ['GroupA'])).status,
+    ).toBe(200);
     const after = fileOf(h);
     expect(after.startsWith('\ufeff<?xml')).toBe(true);
     expect(/[^\r]\n/.test(after)).toBe(false);
@@ -91,16 +112,26 @@ describe('management writes edit the file in place', () => {
 
   it('changing one credential changes only its attributes; the alias spelling is kept when recovery options change', async () => {
     const h = await hub({ config: constellationFile });
-    await post(h, 'management/credentials', controlHub, { Name: 'StandardAccess', AccessKey: 'standard-access-key-0002' });
+    await post(h, 'management/credentials', controlHub, {
+      Name: 'StandardAccess',
+      AccessKey: 'standard-access-key-0002',
+    });
     let diff = lineDiff(constellationFile, fileOf(h));
     expect(diff.removed).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0001" />']);
     expect(diff.added).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0002" />']);
 
     const before = fileOf(h);
-    const recovery = { RestartAfterFailure: true, NumberOfRetry: 5, ResetCounterAfterMinutes: 99, RestartPackageAfterSeconds: 30 };
+    const recovery = {
+      RestartAfterFailure: true,
+      NumberOfRetry: 5,
+      ResetCounterAfterMinutes: 99,
+      RestartPackageAfterSeconds: 30,
+    };
     expect((await post(h, 'management/configuration/recoveryoptions', controlHub, recovery)).status).toBe(200);
     diff = lineDiff(before, fileOf(h));
-    expect(diff.added).toEqual(['    <recoveryOptions restartAfterFailure="true" numberOfRetry="5" restCounterAfterMinutes="99" restartPackageAfterSeconds="30" />']);
+    expect(diff.added).toEqual([
+      '    <recoveryOptions restartAfterFailure="true" numberOfRetry="5" restCounterAfterMinutes="99" restartPackageAfterSeconds="30" />',
+    ]);
   });
 
   it('settings, groups, instances and sentinels: only the elements concerned change', async () => {
@@ -109,17 +140,24 @@ describe('management writes edit the file in place', () => {
     // Zones comes back as it reads: the content setting stays as written; PortName changes in place.
     await post(h, `${base}/settings`, controlHub, { PortName: 'COM5', Zones: '[ "Hall", "Kitchen" ]' });
     let diff = lineDiff(constellationFile, fileOf(h));
-    expect(diff).toEqual({ removed: ['              <setting key="PortName" value="COM4" />'], added: ['              <setting key="PortName" value="COM5" />'] });
+    expect(diff).toEqual({
+      removed: ['              <setting key="PortName" value="COM4" />'],
+      added: ['              <setting key="PortName" value="COM5" />'],
+    });
     await post(h, `${base}/groups`, controlHub, ['GroupA']);
     await post(h, 'management/sentinels', controlHub, { Name: 'Garage', Credential: 'StandardAccess' });
     await post(h, 'management/sentinels/Garage/packages', controlHub, { Name: 'Door' });
     const text = fileOf(h);
     expect(text).toContain('<!-- Recovery of packages that crash -->');
     expect(text).toContain('<fileServer enable="true" path="C:\\Program Files\\Constellation\\Server\\Web" />');
-    expect(text).toContain('<constellationSection xmlns="urn:Constellation.Host.Configuration.ConstellationConfigurationSection">');
+    expect(text).toContain(
+      '<constellationSection xmlns="urn:Constellation.Host.Configuration.ConstellationConfigurationSection">',
+    );
     expect(text.startsWith('<?xml version="1.0" encoding="utf-8"?>\n<configuration>\n  <configSections>')).toBe(true);
     expect(text).toMatch(/<package name="Paradox" enable="true" autostart="true">\n {12}<settings>/);
-    expect(text).toMatch(/ {6}<sentinel name="Garage" credential="StandardAccess">\n {8}<packages>\n {10}<package name="Door" enable="true" autostart="true"\/>/);
+    expect(text).toMatch(
+      / {6}<sentinel name="Garage" credential="StandardAccess">\n {8}<packages>\n {10}<package name="Door" enable="true" autostart="true"\/>/,
+    );
     expect((await call_delete(h, 'management/sentinels/Garage')).status).toBe(204);
     diff = lineDiff(constellationFile, fileOf(h));
     expect(diff.added.join('\n')).not.toMatch(/Garage|Door/);
@@ -127,16 +165,26 @@ describe('management writes edit the file in place', () => {
 });
 
 const call_delete = (h: TestHub, action: string) =>
-  fetch(`${h.url}/rest/${action}?${new URLSearchParams({ ...controlHub })}`, { method: 'DELETE' }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  fetch(`${h.url}/rest/${action}?${new URLSearchParams({ ...controlHub })}`, { method: 'DELETE' }).then(async (r) => ({
+    status: r.status,
+    text: await r.text(),
+  }));
 
 describe('a large file is edited off the event loop, with the same result', () => {
   it('1,000 credentials: one POST credentials changes one line, and a restart reads it back', async () => {
-    const many = Array.from({ length: 1000 }, (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`).join('\n');
+    const many = Array.from(
+      { length: 1000 },
+      (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`,
+    ).join('\n');
     const large = constellationFile.replace('    </credentials>', `${many}\n    </credentials>`);
     expect(large.length).toBeGreaterThan(WORKER_THRESHOLD_BYTES);
     const dataDir = tempDir();
     const first = await startTestHub({ dataDir, config: large });
-    const reply = await post(first, 'management/credentials', controlHub, { Name: 'Device500', AccessKey: 'rotated-key-0001', EnableControlHub: true });
+    const reply = await post(first, 'management/credentials', controlHub, {
+      Name: 'Device500',
+      AccessKey: 'rotated-key-0001',
+      EnableControlHub: true,
+    });
     expect(reply.status).toBe(200);
     expect(lineDiff(large, fileOf(first))).toEqual({
       removed: ['      <credential name="Device500" accessKey="device-key-500-0001" />'],
@@ -144,13 +192,29 @@ describe('a large file is edited off the event loop, with the same result', () =
     });
     await first.stop();
     const second = await hub({ dataDir });
-    const device = (await get(second, 'management/credentials', controlHub, { includeAccessKeys: 'true' })).json<{ Name: string; AccessKey: string }[]>().find((c) => c.Name === 'Device500');
+    const device = (await get(second, 'management/credentials', controlHub, { includeAccessKeys: 'true' }))
+      .json<{ Name: string; AccessKey: string }[]>()
+      .find((c) => c.Name === 'Device500');
     expect(device).toMatchObject({ AccessKey: 'rotated-key-0001', EnableControlHub: true });
     // Reload and POST configuration read a large file off the event loop too, with the same answers.
     fs.writeFileSync(second.options.configPath, fileOf(second).replace('device-key-900-0001', 'device-key-900-0002'));
     expect((await get(second, 'management/configuration/reload', controlHub)).status).toBe(200);
-    expect((await get(second, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'device-key-900-0002' })).status).toBe(200);
-    const broken = await post(second, 'management/configuration', controlHub, fileOf(second).replace('name="Device901"', 'name="Device900"'), 'application/xml');
+    expect(
+      (
+        await get(second, 'consumer/CheckAccess', {
+          SentinelName: 'Consumer',
+          PackageName: 'X',
+          AccessKey: 'device-key-900-0002',
+        })
+      ).status,
+    ).toBe(200);
+    const broken = await post(
+      second,
+      'management/configuration',
+      controlHub,
+      fileOf(second).replace('name="Device901"', 'name="Device900"'),
+      'application/xml',
+    );
     expect(broken.status).toBe(400);
     expect(broken.json<{ MessageDetail: string }>().MessageDetail).toMatch(/"Device900" is declared twice/);
   });
@@ -159,28 +223,47 @@ describe('a large file is edited off the event loop, with the same result', () =
 describe('pending changes on disk are never lost', () => {
   it('a hand edit not yet reloaded: a management write answers 409 naming the remedy, and the edit stays', async () => {
     const h = await hub({ config: constellationFile });
-    const edited = constellationFile.replace('    </sentinels>', '      <sentinel name="HandMade" credential="StandardAccess" />\n    </sentinels>');
+    const edited = constellationFile.replace(
+      '    </sentinels>',
+      '      <sentinel name="HandMade" credential="StandardAccess" />\n    </sentinels>',
+    );
     fs.writeFileSync(h.options.configPath, edited);
-    const refused = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
+    const refused = await post(h, 'management/credentials', controlHub, {
+      Name: 'Newbie',
+      AccessKey: 'newbie-key-0001',
+    });
     expect(refused.status).toBe(409);
-    expect(refused.json<{ Message: string; MessageDetail: string }>().Message).toMatch(/edited by hand or sent with POST configuration/);
+    expect(refused.json<{ Message: string; MessageDetail: string }>().Message).toMatch(
+      /edited by hand or sent with POST configuration/,
+    );
     expect(refused.json<{ MessageDetail: string }>().MessageDetail).toMatch(/configuration\/reload/);
     expect(fileOf(h)).toBe(edited);
     // Reloading applies the edit; the write then goes through on top of it.
     expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
-    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
+    expect(
+      (await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status,
+    ).toBe(200);
     expect(fileOf(h)).toContain('<sentinel name="HandMade" credential="StandardAccess" />');
     expect(fileOf(h)).toContain('name="Newbie"');
   });
 
   it('a hand edit saved while a write is under way is not overwritten by it', async () => {
-    const many = Array.from({ length: 1000 }, (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`).join('\n');
+    const many = Array.from(
+      { length: 1000 },
+      (_, i) => `      <credential name="Device${i}" accessKey="device-key-${i}-0001" />`,
+    ).join('\n');
     const large = constellationFile.replace('    </credentials>', `${many}\n    </credentials>`);
     const h = await hub({ config: large });
     for (const delayMs of [0, 5, 10, 20, 40]) {
-      const writing = post(h, 'management/credentials', controlHub, { Name: 'Device7', AccessKey: `rotated-${delayMs}-0001` });
+      const writing = post(h, 'management/credentials', controlHub, {
+        Name: 'Device7',
+        AccessKey: `rotated-${delayMs}-0001`,
+      });
       await new Promise((resolve) => setTimeout(resolve, delayMs));
-      const edited = fileOf(h).replace(/<!-- (Recovery of packages that crash|edited by hand \d+) -->/, `<!-- edited by hand ${delayMs} -->`);
+      const edited = fileOf(h).replace(
+        /<!-- (Recovery of packages that crash|edited by hand \d+) -->/,
+        `<!-- edited by hand ${delayMs} -->`,
+      );
       fs.writeFileSync(h.options.configPath, edited);
       const reply = await writing;
       expect([200, 409]).toContain(reply.status);
@@ -198,19 +281,43 @@ describe('pending changes on disk are never lost', () => {
     expect(refused.status).toBe(409);
     expect(fileOf(h)).toBe(posted);
     const history = versions(h);
-    expect(history.at(-1)).toMatchObject({ written_by: 'ControlHub', reason: 'POST configuration', applied: 0, text: posted });
+    expect(history.at(-1)).toMatchObject({
+      written_by: 'ControlHub',
+      reason: 'POST configuration',
+      applied: 0,
+      text: posted,
+    });
   });
 });
 
 describe('reload entry point (SIGHUP)', () => {
   it('hub.reloadConfiguration() applies the file on disk, and refuses a broken one changing nothing', async () => {
     const h = await hub({ config: constellationFile });
-    fs.writeFileSync(h.options.configPath, constellationFile.replace('standard-access-key-0001', 'standard-access-key-0002'));
+    fs.writeFileSync(
+      h.options.configPath,
+      constellationFile.replace('standard-access-key-0001', 'standard-access-key-0002'),
+    );
     expect(await h.reloadConfiguration()).toBe(true);
-    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
+    expect(
+      (
+        await get(h, 'consumer/CheckAccess', {
+          SentinelName: 'Consumer',
+          PackageName: 'X',
+          AccessKey: 'standard-access-key-0002',
+        })
+      ).status,
+    ).toBe(200);
     fs.writeFileSync(h.options.configPath, '<hub><credentials></hub>');
     await expect(h.reloadConfiguration()).rejects.toThrow(/not well-formed XML/);
-    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'standard-access-key-0002' })).status).toBe(200);
+    expect(
+      (
+        await get(h, 'consumer/CheckAccess', {
+          SentinelName: 'Consumer',
+          PackageName: 'X',
+          AccessKey: 'standard-access-key-0002',
+        })
+      ).status,
+    ).toBe(200);
     expect(versions(h).at(-1)).toMatchObject({ written_by: '(signal)', reason: 'reload', applied: 1 });
     // Reloading what is already applied changes nothing: no version, the same configuration in memory.
     fs.writeFileSync(h.options.configPath, versions(h).at(-1)?.text ?? '');
@@ -226,7 +333,10 @@ describe('history', () => {
   it('keeps each version with time and credential, readable with SQL, and restorable by POST + reload', async () => {
     const h = await hub({ config: constellationFile });
     for (let i = 0; i < 12; i++) {
-      expect((await post(h, 'management/credentials', controlHub, { Name: `C${i}`, AccessKey: `key-number-${i}-0001` })).status).toBe(200);
+      expect(
+        (await post(h, 'management/credentials', controlHub, { Name: `C${i}`, AccessKey: `key-number-${i}-0001` }))
+          .status,
+      ).toBe(200);
     }
     const history = versions(h);
     expect(history.length).toBe(13);
@@ -252,12 +362,37 @@ describe('what is acknowledged is what a restart gives back', () => {
     const writes: [string, unknown][] = [
       ['management/credentials', { Name: 'Spaced Name', AccessKey: 'key with inner spaces 1', EnableControlHub: true }],
       ['management/sentinels', { Name: 'Ünïcode 😀', Credential: 'StandardAccess' }],
-      ['management/sentinels/MyServer/packages', { Name: 'Lamp', PackageFile: 'lamp & co.zip', Credential: 'Restricted' }],
-      ['management/sentinels/MyServer/packages/Lamp/settings', { 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: { nested: ['x', 1] }, n: 2, '  inner key': 'refused?' }],
-      ['management/sentinels/MyServer/packages/Lamp/settings', { 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: { nested: ['x', 1] }, n: 2, Emoji: '😀' }],
+      [
+        'management/sentinels/MyServer/packages',
+        { Name: 'Lamp', PackageFile: 'lamp & co.zip', Credential: 'Restricted' },
+      ],
+      [
+        'management/sentinels/MyServer/packages/Lamp/settings',
+        {
+          'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>',
+          Obj: { nested: ['x', 1] },
+          n: 2,
+          '  inner key': 'refused?',
+        },
+      ],
+      [
+        'management/sentinels/MyServer/packages/Lamp/settings',
+        { 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: { nested: ['x', 1] }, n: 2, Emoji: '😀' },
+      ],
       ['management/sentinels/MyServer/packages/Lamp/groups', ['G1', 'G2']],
-      ['management/credentials/Restricted/authorizations', { Messages: { DefaultAuthorization: 'Deny', Authorizations: [{ Id: 'Lamp rule', Scope: 'Package', Args: 'Lamp', MessageKey: 'On*' }] } }],
-      ['management/sentinels/MyServer/packages/Lamp/recoveryoptions', { RestartAfterFailure: false, NumberOfRetry: 1, ResetCounterAfterMinutes: 2, RestartPackageAfterSeconds: 3 }],
+      [
+        'management/credentials/Restricted/authorizations',
+        {
+          Messages: {
+            DefaultAuthorization: 'Deny',
+            Authorizations: [{ Id: 'Lamp rule', Scope: 'Package', Args: 'Lamp', MessageKey: 'On*' }],
+          },
+        },
+      ],
+      [
+        'management/sentinels/MyServer/packages/Lamp/recoveryoptions',
+        { RestartAfterFailure: false, NumberOfRetry: 1, ResetCounterAfterMinutes: 2, RestartPackageAfterSeconds: 3 },
+      ],
     ];
     const acknowledged: [string, unknown][] = [];
     for (const [action, body] of writes) {
@@ -279,7 +414,12 @@ describe('what is acknowledged is what a restart gives back', () => {
       recovery: (await get(h, 'management/sentinels/MyServer/packages/Lamp/recoveryoptions', controlHub)).json(),
     });
     const beforeRestart = await reads(first);
-    expect(beforeRestart.settings).toEqual({ 'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>', Obj: '{"nested":["x",1]}', n: '2', Emoji: '😀' });
+    expect(beforeRestart.settings).toEqual({
+      'a<b': 'line1\nline2\r\n\ttabbed "quoted" & <x>',
+      Obj: '{"nested":["x",1]}',
+      n: '2',
+      Emoji: '😀',
+    });
     await first.stop();
     const second = await hub({ dataDir });
     expect(await reads(second)).toEqual(beforeRestart);
@@ -287,7 +427,9 @@ describe('what is acknowledged is what a restart gives back', () => {
       expect((await get(second, action, controlHub)).json()).toEqual(answer);
     }
     // The package sees its settings, its key works.
-    expect((await get(second, 'platform/GetSettings', pkg('MyServer', 'Lamp', 'restricted-key-0001'))).status).toBe(200);
+    expect((await get(second, 'platform/GetSettings', pkg('MyServer', 'Lamp', 'restricted-key-0001'))).status).toBe(
+      200,
+    );
   });
 
   it('a write whose history commit fails (database locked by another process) answers an error and changes nothing', async () => {
@@ -297,7 +439,10 @@ describe('what is acknowledged is what a restart gives back', () => {
     locker.pragma('busy_timeout = 0');
     locker.exec('BEGIN IMMEDIATE');
     try {
-      const reply = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
+      const reply = await post(h, 'management/credentials', controlHub, {
+        Name: 'Newbie',
+        AccessKey: 'newbie-key-0001',
+      });
       expect(reply.status).toBeGreaterThanOrEqual(500);
     } finally {
       locker.exec('ROLLBACK');
@@ -305,10 +450,22 @@ describe('what is acknowledged is what a restart gives back', () => {
     }
     expect(fileOf(h)).toBe(before);
     expect(fs.readdirSync(path.dirname(h.options.configPath)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    expect((await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name)).not.toContain('Newbie');
-    expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: 'newbie-key-0001' })).status).toBe(403);
+    expect(
+      (await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name),
+    ).not.toContain('Newbie');
+    expect(
+      (
+        await get(h, 'consumer/CheckAccess', {
+          SentinelName: 'Consumer',
+          PackageName: 'X',
+          AccessKey: 'newbie-key-0001',
+        })
+      ).status,
+    ).toBe(403);
     // The next write works and starts from the same version.
-    expect((await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status).toBe(200);
+    expect(
+      (await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status,
+    ).toBe(200);
     expect(lineDiff(before, fileOf(h)).added).toHaveLength(1);
   });
 });

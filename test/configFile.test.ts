@@ -3,7 +3,8 @@ import { ConfigurationError } from '../src/config/validate.js';
 import { parseConfigurationFile, serializeConfiguration } from '../src/config/xmlFile.js';
 import { testConfiguration } from './support/testHub.js';
 
-const minimal = (body: string) => `<?xml version="1.0"?><hub><credentials><credential name="A" accessKey="k1" enableManagementAPI="true"/></credentials>${body}</hub>`;
+const minimal = (body: string) =>
+  `<?xml version="1.0"?><hub><credentials><credential name="A" accessKey="k1" enableManagementAPI="true"/></credentials>${body}</hub>`;
 const configOf = (text: string) => parseConfigurationFile(text).config;
 
 describe('configuration file', () => {
@@ -16,7 +17,12 @@ describe('configuration file', () => {
       { key: 'Plain', kind: 'value', value: '42' },
     ];
     model.sentinels[0].packages[0].imports = ['Common'];
-    model.sentinels[0].packages[0].recoveryOptions = { restartAfterFailure: false, numberOfRetry: 1, resetCounterAfterMinutes: 2, restartPackageAfterSeconds: 3 };
+    model.sentinels[0].packages[0].recoveryOptions = {
+      restartAfterFailure: false,
+      numberOfRetry: 1,
+      resetCounterAfterMinutes: 2,
+      restartPackageAfterSeconds: 3,
+    };
     model.credentials[1].authorizations.stateObjects = {
       defaultAuthorization: 'Deny',
       rules: [{ id: '1', authorization: 'Allow', sentinelName: 'S1', packageName: '*', name: 'Temp*' }],
@@ -27,8 +33,12 @@ describe('configuration file', () => {
   });
 
   it('reads files whose root is <constellation> or <configuration><constellation>', () => {
-    const inner = '<credentials><credential name="A" accessKey="k1"/></credentials><sentinels><sentinel name="S" credential="A"><packages><package name="P"/></packages></sentinel></sentinels>';
-    for (const text of [`<constellation>${inner}</constellation>`, `<configuration><constellation>${inner}</constellation></configuration>`]) {
+    const inner =
+      '<credentials><credential name="A" accessKey="k1"/></credentials><sentinels><sentinel name="S" credential="A"><packages><package name="P"/></packages></sentinel></sentinels>';
+    for (const text of [
+      `<constellation>${inner}</constellation>`,
+      `<configuration><constellation>${inner}</constellation></configuration>`,
+    ]) {
       const config = configOf(text);
       expect(config.sentinels[0].packages[0]).toMatchObject({ name: 'P', enable: true, autoStart: true });
     }
@@ -50,14 +60,50 @@ describe('configuration file', () => {
 
   const refusals: [string, string, RegExp][] = [
     ['not well-formed XML', '<hub><credentials></hub>', /not well-formed XML at line 1/],
-    ['a bad boolean', minimal('').replace('enableManagementAPI="true"', 'enableManagementAPI="yes"'), /<credentials>\/<credential>\[1\] attribute "enableManagementAPI": expected "true" or "false", got "yes"/],
-    ['a missing attribute', minimal('<sentinels><sentinel name="S"/></sentinels>'), /<sentinels>\/<sentinel>\[1\] attribute "credential"/],
-    ['a sentinel naming an unknown credential', minimal('<sentinels><sentinel name="S" credential="Nope"/></sentinels>'), /<sentinel name="S"> attribute "credential": unknown credential "Nope"/],
-    ['duplicate sentinel names', minimal('<sentinels><sentinel name="S" credential="A"/><sentinel name="S" credential="A"/></sentinels>'), /"S" is declared twice/],
-    ['duplicate package names', minimal('<sentinels><sentinel name="S" credential="A"><packages><package name="P"/><package name="P"/></packages></sentinel></sentinels>'), /<package> attribute "name": "P" is declared twice/],
-    ['an unknown settings group import', minimal('<sentinels><sentinel name="S" credential="A"><packages><package name="P"><settings><import><settingGroup groupName="X"/></import></settings></package></packages></sentinel></sentinels>'), /unknown settings group "X"/],
-    ['a reserved sentinel name', minimal('<sentinels><sentinel name="Consumer" credential="A"/></sentinels>'), /reserved/],
-    ['a shared access key', '<hub><credentials><credential name="A" accessKey="k"/><credential name="B" accessKey="k"/></credentials></hub>', /share one access key/],
+    [
+      'a bad boolean',
+      minimal('').replace('enableManagementAPI="true"', 'enableManagementAPI="yes"'),
+      /<credentials>\/<credential>\[1\] attribute "enableManagementAPI": expected "true" or "false", got "yes"/,
+    ],
+    [
+      'a missing attribute',
+      minimal('<sentinels><sentinel name="S"/></sentinels>'),
+      /<sentinels>\/<sentinel>\[1\] attribute "credential"/,
+    ],
+    [
+      'a sentinel naming an unknown credential',
+      minimal('<sentinels><sentinel name="S" credential="Nope"/></sentinels>'),
+      /<sentinel name="S"> attribute "credential": unknown credential "Nope"/,
+    ],
+    [
+      'duplicate sentinel names',
+      minimal('<sentinels><sentinel name="S" credential="A"/><sentinel name="S" credential="A"/></sentinels>'),
+      /"S" is declared twice/,
+    ],
+    [
+      'duplicate package names',
+      minimal(
+        '<sentinels><sentinel name="S" credential="A"><packages><package name="P"/><package name="P"/></packages></sentinel></sentinels>',
+      ),
+      /<package> attribute "name": "P" is declared twice/,
+    ],
+    [
+      'an unknown settings group import',
+      minimal(
+        '<sentinels><sentinel name="S" credential="A"><packages><package name="P"><settings><import><settingGroup groupName="X"/></import></settings></package></packages></sentinel></sentinels>',
+      ),
+      /unknown settings group "X"/,
+    ],
+    [
+      'a reserved sentinel name',
+      minimal('<sentinels><sentinel name="Consumer" credential="A"/></sentinels>'),
+      /reserved/,
+    ],
+    [
+      'a shared access key',
+      '<hub><credentials><credential name="A" accessKey="k"/><credential name="B" accessKey="k"/></credentials></hub>',
+      /share one access key/,
+    ],
     ['a wrong root', '<other/>', /root element/],
   ];
   it.each(refusals)('refuses %s, naming where', (_what, text, message) => {

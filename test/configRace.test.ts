@@ -18,7 +18,10 @@ interface Written {
 }
 
 /** One round: WRITERS clients add credentials in a loop while both reloads run in loops until they finish. */
-async function race(h: TestHub, round: number): Promise<{ acknowledged: Written[]; refused: string[]; notServed: string[] }> {
+async function race(
+  h: TestHub,
+  round: number,
+): Promise<{ acknowledged: Written[]; refused: string[]; notServed: string[] }> {
   const acknowledged: Written[] = [];
   const refused: string[] = [];
   const notServed: string[] = [];
@@ -59,28 +62,39 @@ const checkAccess = async (h: TestHub, key: string) =>
   (await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'Race', AccessKey: key })).status;
 
 describe('management writes racing reloads', () => {
-  it('every acknowledged write is served right after (listed, and its key accepted), whatever the order of writes, reloads and SIGHUPs', async () => {
-    // A refused key answers at once, so that a failing run reports rather than waits.
-    const h = await hub({ options: { authFailureStepMs: 0 } });
-    const failedRounds: string[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const { acknowledged, refused, notServed } = await race(h, round);
-      // Right after the race, before anything else changes the configuration.
-      const listed = new Set((await get(h, 'management/credentials', admin)).json<{ Name: string }[]>().map((c) => c.Name));
-      const missing = acknowledged.filter((w) => !listed.has(w.name)).map((w) => w.name);
-      const rejected: string[] = [];
-      for (const w of acknowledged) {
-        const check = await checkAccess(h, w.key);
-        if (check !== 200) rejected.push(`${w.name} → ${check}`);
-      }
-      if (missing.length || rejected.length || refused.length || notServed.length) {
-        const first = [...missing.slice(0, 2), ...rejected.slice(0, 2), ...notServed.slice(0, 2), ...refused.slice(0, 1).map((r) => r.slice(0, 120))];
-        failedRounds.push(
-          `round ${round}: after the race ${missing.length} acknowledged not listed and ${rejected.length} keys refused; ` +
-            `during it ${notServed.length} keys refused just after their write, ${refused.length} requests refused (${first.join('; ')})`,
+  it(
+    'every acknowledged write is served right after (listed, and its key accepted), whatever the order of writes, reloads and SIGHUPs',
+    async () => {
+      // A refused key answers at once, so that a failing run reports rather than waits.
+      const h = await hub({ options: { authFailureStepMs: 0 } });
+      const failedRounds: string[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const { acknowledged, refused, notServed } = await race(h, round);
+        // Right after the race, before anything else changes the configuration.
+        const listed = new Set(
+          (await get(h, 'management/credentials', admin)).json<{ Name: string }[]>().map((c) => c.Name),
         );
+        const missing = acknowledged.filter((w) => !listed.has(w.name)).map((w) => w.name);
+        const rejected: string[] = [];
+        for (const w of acknowledged) {
+          const check = await checkAccess(h, w.key);
+          if (check !== 200) rejected.push(`${w.name} → ${check}`);
+        }
+        if (missing.length || rejected.length || refused.length || notServed.length) {
+          const first = [
+            ...missing.slice(0, 2),
+            ...rejected.slice(0, 2),
+            ...notServed.slice(0, 2),
+            ...refused.slice(0, 1).map((r) => r.slice(0, 120)),
+          ];
+          failedRounds.push(
+            `round ${round}: after the race ${missing.length} acknowledged not listed and ${rejected.length} keys refused; ` +
+              `during it ${notServed.length} keys refused just after their write, ${refused.length} requests refused (${first.join('; ')})`,
+          );
+        }
       }
-    }
-    expect(failedRounds, `${failedRounds.length} of ${ROUNDS} rounds failed`).toEqual([]);
-  }, 30_000 + ROUNDS * 5_000);
+      expect(failedRounds, `${failedRounds.length} of ${ROUNDS} rounds failed`).toEqual([]);
+    },
+    30_000 + ROUNDS * 5_000,
+  );
 });

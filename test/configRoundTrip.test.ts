@@ -13,7 +13,22 @@ import { get, post, startTestHub, tempDir } from './support/testHub.js';
 const tricky = fc.oneof(
   fc.string({ maxLength: 12 }),
   fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.constantFrom('k', 'k ', ' k', 'X\ud800', 'X\udbff', 'a\u0000b', '<&>"\'', 'line\nbreak', 'cr\r\nlf', 'tab\there', '😀', '\ufffe', '__proto__', 'constructor'),
+  fc.constantFrom(
+    'k',
+    'k ',
+    ' k',
+    'X\ud800',
+    'X\udbff',
+    'a\u0000b',
+    '<&>"\'',
+    'line\nbreak',
+    'cr\r\nlf',
+    'tab\there',
+    '😀',
+    '\ufffe',
+    '__proto__',
+    'constructor',
+  ),
 );
 
 describe('acknowledged means kept', () => {
@@ -25,28 +40,42 @@ describe('acknowledged means kept', () => {
     const credentials = new Map<string, string>();
     try {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('setting', 'sentinel', 'credential'), tricky, tricky), { minLength: 1, maxLength: 4 }), async (writes) => {
-          for (const [kind, a, b] of writes) {
-            if (kind === 'setting') {
-              const next = { ...settings, [a]: b };
-              const reply = await post(h, 'management/sentinels/MyServer/packages/Paradox/settings', controlHub, next);
-              expect([200, 400]).toContain(reply.status);
-              if (reply.status === 200) {
-                Object.assign(settings, { [a]: b });
-                expect(reply.json()).toEqual(settings);
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.constantFrom('setting', 'sentinel', 'credential'), tricky, tricky), {
+            minLength: 1,
+            maxLength: 4,
+          }),
+          async (writes) => {
+            for (const [kind, a, b] of writes) {
+              if (kind === 'setting') {
+                const next = { ...settings, [a]: b };
+                const reply = await post(
+                  h,
+                  'management/sentinels/MyServer/packages/Paradox/settings',
+                  controlHub,
+                  next,
+                );
+                expect([200, 400]).toContain(reply.status);
+                if (reply.status === 200) {
+                  Object.assign(settings, { [a]: b });
+                  expect(reply.json()).toEqual(settings);
+                }
+              } else if (kind === 'sentinel') {
+                const reply = await post(h, 'management/sentinels', controlHub, {
+                  Name: a,
+                  Credential: 'StandardAccess',
+                });
+                expect([200, 400, 409]).toContain(reply.status);
+                if (reply.status === 200) sentinels.add(a);
+              } else {
+                const key = `${b}-access-key`;
+                const reply = await post(h, 'management/credentials', controlHub, { Name: a, AccessKey: key });
+                expect([200, 400, 409]).toContain(reply.status);
+                if (reply.status === 200) credentials.set(a, key);
               }
-            } else if (kind === 'sentinel') {
-              const reply = await post(h, 'management/sentinels', controlHub, { Name: a, Credential: 'StandardAccess' });
-              expect([200, 400, 409]).toContain(reply.status);
-              if (reply.status === 200) sentinels.add(a);
-            } else {
-              const key = `${b}-access-key`;
-              const reply = await post(h, 'management/credentials', controlHub, { Name: a, AccessKey: key });
-              expect([200, 400, 409]).toContain(reply.status);
-              if (reply.status === 200) credentials.set(a, key);
             }
-          }
-        }),
+          },
+        ),
         { numRuns: 25, seed: Number(process.env.HUB_FUZZ_SEED ?? 1), endOnFailure: true },
       );
       // The run did store odd things, not only refuse them.
@@ -54,10 +83,16 @@ describe('acknowledged means kept', () => {
       expect(credentials.size + sentinels.size).toBeGreaterThan(5);
       await h.stop();
       h = await startTestHub({ dataDir });
-      expect((await get(h, 'management/sentinels/MyServer/packages/Paradox/settings', controlHub)).json()).toEqual(settings);
+      expect((await get(h, 'management/sentinels/MyServer/packages/Paradox/settings', controlHub)).json()).toEqual(
+        settings,
+      );
       const names = (await get(h, 'management/sentinels', controlHub)).json<{ Name: string }[]>().map((s) => s.Name);
       expect(new Set(names)).toEqual(sentinels);
-      const stored = new Map((await get(h, 'management/credentials', controlHub, { includeAccessKeys: 'true' })).json<{ Name: string; AccessKey: string }[]>().map((c) => [c.Name, c.AccessKey]));
+      const stored = new Map(
+        (await get(h, 'management/credentials', controlHub, { includeAccessKeys: 'true' }))
+          .json<{ Name: string; AccessKey: string }[]>()
+          .map((c) => [c.Name, c.AccessKey]),
+      );
       for (const [name, key] of credentials) expect(stored.get(name)).toBe(key);
     } finally {
       await h.stop();

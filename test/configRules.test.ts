@@ -33,13 +33,48 @@ async function changesNothing(h: TestHub, act: () => Promise<void>): Promise<voi
 
 describe('the same rules for the API and the file', () => {
   const refusals: [string, string, unknown, RegExp][] = [
-    ['a setting key with white space at an end ("k " beside "k")', 'management/sentinels/MyServer/packages/Paradox/settings', { k: '1', 'k ': '2' }, /the setting key "k " must not start or end with white space/],
-    ['a sentinel name with a lone high surrogate', 'management/sentinels', { Name: 'X\ud800', Credential: 'StandardAccess' }, /Name.*lone surrogate/],
-    ['a sentinel name with a lone low surrogate', 'management/sentinels', { Name: 'X\udbff', Credential: 'StandardAccess' }, /Name.*lone surrogate/],
-    ['an access key with white space at its ends', 'management/credentials', { Name: 'Spacey', AccessKey: '  spacekey1  ' }, /AccessKey.*white space/],
-    ['an access key with a NUL byte', 'management/credentials', { Name: 'Nul', AccessKey: 'nul-key\u0000-0001' }, /AccessKey.*U\+0000/],
-    ['a setting value XML cannot carry', 'management/sentinels/MyServer/packages/Paradox/settings', { Bell: 'ding\u0007' }, /Bell.*U\+0007/],
-    ['a rule pattern with a control character', 'management/credentials/Restricted/authorizations', { Groups: { Authorizations: [{ Id: 'x', GroupName: 'a\u0001' }] } }, /GroupName.*control characters|U\+0001/],
+    [
+      'a setting key with white space at an end ("k " beside "k")',
+      'management/sentinels/MyServer/packages/Paradox/settings',
+      { k: '1', 'k ': '2' },
+      /the setting key "k " must not start or end with white space/,
+    ],
+    [
+      'a sentinel name with a lone high surrogate',
+      'management/sentinels',
+      { Name: 'X\ud800', Credential: 'StandardAccess' },
+      /Name.*lone surrogate/,
+    ],
+    [
+      'a sentinel name with a lone low surrogate',
+      'management/sentinels',
+      { Name: 'X\udbff', Credential: 'StandardAccess' },
+      /Name.*lone surrogate/,
+    ],
+    [
+      'an access key with white space at its ends',
+      'management/credentials',
+      { Name: 'Spacey', AccessKey: '  spacekey1  ' },
+      /AccessKey.*white space/,
+    ],
+    [
+      'an access key with a NUL byte',
+      'management/credentials',
+      { Name: 'Nul', AccessKey: 'nul-key\u0000-0001' },
+      /AccessKey.*U\+0000/,
+    ],
+    [
+      'a setting value XML cannot carry',
+      'management/sentinels/MyServer/packages/Paradox/settings',
+      { Bell: 'ding\u0007' },
+      /Bell.*U\+0007/,
+    ],
+    [
+      'a rule pattern with a control character',
+      'management/credentials/Restricted/authorizations',
+      { Groups: { Authorizations: [{ Id: 'x', GroupName: 'a\u0001' }] } },
+      /GroupName.*control characters|U\+0001/,
+    ],
   ];
   it.each(refusals)('refuses %s with 400 naming the field, changing nothing', async (_what, action, body, message) => {
     const h = await hub({ config: constellationFile });
@@ -52,15 +87,28 @@ describe('the same rules for the API and the file', () => {
   });
 
   it('a file holding what the API refuses does not start, naming the element', () => {
-    const withKey = (key: string) => constellationFile.replace('<setting key="PortName" value="COM4" />', `<setting key="k" value="1" /><setting key="${key}" value="2" />`);
-    expect(() => parseConfigurationFile(withKey('k '))).toThrow(/<setting> attribute "key" \("k "\) must not start or end with white space/);
-    expect(() => parseConfigurationFile(constellationFile.replace('accessKey="standard-access-key-0001"', 'accessKey="  spacekey1  "'))).toThrow(/accessKey.*white space/);
-    expect(() => parseConfigurationFile(constellationFile.replace('value="COM4"', 'value="a&#1;b"'))).toThrow(ConfigurationError);
+    const withKey = (key: string) =>
+      constellationFile.replace(
+        '<setting key="PortName" value="COM4" />',
+        `<setting key="k" value="1" /><setting key="${key}" value="2" />`,
+      );
+    expect(() => parseConfigurationFile(withKey('k '))).toThrow(
+      /<setting> attribute "key" \("k "\) must not start or end with white space/,
+    );
+    expect(() =>
+      parseConfigurationFile(
+        constellationFile.replace('accessKey="standard-access-key-0001"', 'accessKey="  spacekey1  "'),
+      ),
+    ).toThrow(/accessKey.*white space/);
+    expect(() => parseConfigurationFile(constellationFile.replace('value="COM4"', 'value="a&#1;b"'))).toThrow(
+      ConfigurationError,
+    );
   });
 });
 
 describe('POST configuration and reload check what a start would', () => {
-  const postXml = (h: TestHub, text: string) => post(h, 'management/configuration', controlHub, text, 'application/xml');
+  const postXml = (h: TestHub, text: string) =>
+    post(h, 'management/configuration', controlHub, text, 'application/xml');
 
   it('refuses a listen URI that could not be served, and an https one without a certificate', async () => {
     const h = await hub({ config: constellationFile });
@@ -68,7 +116,13 @@ describe('POST configuration and reload check what a start would', () => {
       const garbage = await postXml(h, constellationFile.replace('http://+:8088/', 'garbage'));
       expect(garbage.status).toBe(400);
       expect(garbage.text).toMatch(/listenUri.*garbage/);
-      const mixed = await postXml(h, constellationFile.replace('<uri listenUri="http://+:8088/" />', '<uri listenUri="http://+:8088/" /><uri listenUri="https://+:8088/secure/" />'));
+      const mixed = await postXml(
+        h,
+        constellationFile.replace(
+          '<uri listenUri="http://+:8088/" />',
+          '<uri listenUri="http://+:8088/" /><uri listenUri="https://+:8088/secure/" />',
+        ),
+      );
       expect(mixed.status).toBe(400);
       expect(mixed.text).toMatch(/share a port with different schemes/);
       const https = await postXml(h, constellationFile.replace('http://+:8088/', 'https://+:8443/'));
@@ -97,16 +151,38 @@ describe('POST configuration and reload check what a start would', () => {
     const first = await startTestHub({ dataDir, config: constellationFile });
     await first.stop();
     fs.writeFileSync(first.options.configPath, constellationFile.replace('enableManagementAPI="true"', ''));
-    await expect(startTestHub({ dataDir })).rejects.toThrow(/no enabled credential has the management right.*enableManagementAPI="true"/);
+    await expect(startTestHub({ dataDir })).rejects.toThrow(
+      /no enabled credential has the management right.*enableManagementAPI="true"/,
+    );
   });
 
   const hostile: [string, string, RegExp][] = [
-    ['entity declarations', `<?xml version="1.0"?><!DOCTYPE hub [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><hub><credentials><credential name="A" accessKey="&b;" enableManagementAPI="true"/></credentials></hub>`, /document type declarations/],
-    ['an external entity', `<?xml version="1.0"?><!DOCTYPE hub [<!ENTITY x SYSTEM "file:///etc/passwd">]><hub><credentials><credential name="A" accessKey="&x;" enableManagementAPI="true"/></credentials></hub>`, /document type declarations/],
+    [
+      'entity declarations',
+      `<?xml version="1.0"?><!DOCTYPE hub [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><hub><credentials><credential name="A" accessKey="&b;" enableManagementAPI="true"/></credentials></hub>`,
+      /document type declarations/,
+    ],
+    [
+      'an external entity',
+      `<?xml version="1.0"?><!DOCTYPE hub [<!ENTITY x SYSTEM "file:///etc/passwd">]><hub><credentials><credential name="A" accessKey="&x;" enableManagementAPI="true"/></credentials></hub>`,
+      /document type declarations/,
+    ],
     ['20,000-deep nesting', `<hub>${'<a>'.repeat(20_000)}${'</a>'.repeat(20_000)}</hub>`, /nested more than 100 deep/],
-    ['a character reference beyond Unicode', constellationFile.replace('value="COM4"', 'value="&#x110000;"'), /not well-formed XML at line \d+, column \d+: .*invalid character/i],
-    ['an element named __proto__', constellationFile.replace('<fileServer', '<__proto__ polluted="yes" /><fileServer'), /may not be named <__proto__>/],
-    ['an element named constructor', constellationFile.replace('<fileServer', '<constructor /><fileServer'), /may not be named <constructor>/],
+    [
+      'a character reference beyond Unicode',
+      constellationFile.replace('value="COM4"', 'value="&#x110000;"'),
+      /not well-formed XML at line \d+, column \d+: .*invalid character/i,
+    ],
+    [
+      'an element named __proto__',
+      constellationFile.replace('<fileServer', '<__proto__ polluted="yes" /><fileServer'),
+      /may not be named <__proto__>/,
+    ],
+    [
+      'an element named constructor',
+      constellationFile.replace('<fileServer', '<constructor /><fileServer'),
+      /may not be named <constructor>/,
+    ],
   ];
   it.each(hostile)('refuses %s with 400 naming the problem, changing nothing', async (_what, text, message) => {
     const h = await hub({ config: constellationFile });

@@ -13,7 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleIfStale, launchChromium, screenshotDirectory } from './support/browser.js';
 import { circlePng } from './support/png.js';
 import type { TestHub } from './support/testHub.js';
-import { ADMIN_KEY, admin, call, consumer, get, idOf, pkg, post, startTestHub, testConfiguration } from './support/testHub.js';
+import {
+  ADMIN_KEY,
+  admin,
+  call,
+  consumer,
+  get,
+  idOf,
+  pkg,
+  post,
+  startTestHub,
+  testConfiguration,
+} from './support/testHub.js';
 
 let hub: TestHub;
 let browser: Browser;
@@ -61,7 +72,9 @@ const thermoZip = (name = 'Thermo') =>
         }),
       ),
       'icon.png': circlePng(),
-      'layout.xsd': strToU8('<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="layout"/></xs:schema>'),
+      'layout.xsd': strToU8(
+        '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="layout"/></xs:schema>',
+      ),
     }),
   );
 
@@ -111,9 +124,14 @@ beforeAll(async () => {
   page.on('console', (message) => consoleOutput.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => consoleOutput.push(`pageerror: ${error.message}`));
   page.on('request', (request) => requests.push(new URL(request.url()).pathname));
-  page.on('requestfailed', (request) => failures.push(`failed ${request.failure()?.errorText} ${new URL(request.url()).pathname}${new URL(request.url()).search}`));
+  page.on('requestfailed', (request) =>
+    failures.push(
+      `failed ${request.failure()?.errorText} ${new URL(request.url()).pathname}${new URL(request.url()).search}`,
+    ),
+  );
   page.on('response', (response) => {
-    if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    if (response.status() >= 400)
+      failures.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
   });
 }, 120_000);
 
@@ -127,11 +145,14 @@ describe('the console', () => {
     const loaded: Promise<{ path: string; encoding: string; bytes: number }>[] = [];
     const measure = (response: import('playwright-core').Response) =>
       loaded.push(
-        response.request().sizes().then((sizes) => ({
-          path: new URL(response.url()).pathname,
-          encoding: response.headers()['content-encoding'] ?? 'identity',
-          bytes: sizes.responseBodySize + sizes.responseHeadersSize,
-        })),
+        response
+          .request()
+          .sizes()
+          .then((sizes) => ({
+            path: new URL(response.url()).pathname,
+            encoding: response.headers()['content-encoding'] ?? 'identity',
+            bytes: sizes.responseBodySize + sizes.responseHeadersSize,
+          })),
       );
     page.on('response', measure);
     const response = await page.goto(`${hub.url}/`);
@@ -141,7 +162,9 @@ describe('the console', () => {
     page.off('response', measure);
     const transferred = await Promise.all(loaded);
     const total = transferred.reduce((sum, r) => sum + r.bytes, 0);
-    console.log(`first load: ${total} bytes transferred (${transferred.map((r) => `${r.path} ${r.encoding} ${r.bytes}`).join(', ')})`);
+    console.log(
+      `first load: ${total} bytes transferred (${transferred.map((r) => `${r.path} ${r.encoding} ${r.bytes}`).join(', ')})`,
+    );
     // Scripts and styles go out compressed (Chromium asks for brotli only over https: gzip here).
     expect(transferred.filter((r) => /\.(js|css)$/.test(r.path)).map((r) => r.encoding)).toEqual(['gzip', 'gzip']);
     expect(total).toBeLessThan(300 * 1024);
@@ -165,7 +188,18 @@ describe('the console', () => {
     const nav = page.getByRole('navigation', { name: 'Pages' });
     await nav.waitFor();
     const names = await nav.getByRole('link').allTextContents();
-    expect(names).toEqual(['Overview', 'StateObjects', 'MessageCallbacks', 'Messages', 'Logs', 'Credentials', 'Sentinels', 'Configuration', 'Repository', 'Server']);
+    expect(names).toEqual([
+      'Overview',
+      'StateObjects',
+      'MessageCallbacks',
+      'Messages',
+      'Logs',
+      'Credentials',
+      'Sentinels',
+      'Configuration',
+      'Repository',
+      'Server',
+    ]);
     expect(await page.evaluate('sessionStorage.length')).toBe(1);
   });
 
@@ -173,13 +207,24 @@ describe('the console', () => {
     await open('stateobjects', 'StateObjects');
     const navigations: string[] = [];
     page.on('framenavigated', (frame) => navigations.push(frame.url()));
-    expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 21.5 })).status).toBe(204);
+    expect(
+      (await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 21.5 })).status,
+    ).toBe(204);
     const row = page.locator('tr[data-key="S1/P1/Temperature"]');
     await row.getByText('21.5', { exact: true }).waitFor();
-    expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 1234567.25 })).status).toBe(204);
+    expect(
+      (await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 1234567.25 })).status,
+    ).toBe(204);
     // Numbers in full, grouped: never "1.2M" nor an exponent.
     await row.getByText('1,234,567.25', { exact: true }).waitFor();
-    expect((await post(hub, 'platform/PushStateObject', pkg('S1', 'P2'), { Name: 'Room', Value: { Name: 'Kitchen', Lamps: [1, 2] } })).status).toBe(204);
+    expect(
+      (
+        await post(hub, 'platform/PushStateObject', pkg('S1', 'P2'), {
+          Name: 'Room',
+          Value: { Name: 'Kitchen', Lamps: [1, 2] },
+        })
+      ).status,
+    ).toBe(204);
     await page.locator('tr[data-key="S1/P2/Room"]').waitFor();
     expect(navigations).toEqual([]);
   });
@@ -198,7 +243,9 @@ describe('the console', () => {
     for (let i = 1; i <= 25; i++) {
       const value = 10_000 + i;
       const sent = Date.now();
-      expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Latency', value })).status).toBe(204);
+      expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Latency', value })).status).toBe(
+        204,
+      );
       const text = value.toLocaleString('en-US');
       // Polled from outside: the page's policy forbids the eval that waitForFunction needs.
       const seen = () => page.evaluate<number | null>(`window.__seen[${JSON.stringify(text)}] ?? null`);
@@ -231,16 +278,31 @@ describe('the console', () => {
     expect(curl).toContain(`"Key":"SetLevel","Data":[75,true,"Cold"]`);
     await setLevel.getByRole('button', { name: 'Send SetLevel' }).click();
     await setLevel.getByRole('status').getByText('Sent.').waitFor();
-    const received = await get(hub, 'platform/GetMessages', pkg('S1', 'P1'), { subscriptionId: subscription, timeout: 5000 });
+    const received = await get(hub, 'platform/GetMessages', pkg('S1', 'P1'), {
+      subscriptionId: subscription,
+      timeout: 5000,
+    });
     const [message] = received.json<{ Key: string; Data: unknown; Sender: { FriendlyName: string } }[]>();
-    expect(message).toMatchObject({ Key: 'SetLevel', Data: [75, true, 'Cold'], Sender: { FriendlyName: 'Consumer/Console' } });
+    expect(message).toMatchObject({
+      Key: 'SetLevel',
+      Data: [75, true, 'Cold'],
+      Sender: { FriendlyName: 'Consumer/Console' },
+    });
 
     // The package answers the saga as firmware does: __Response, same SagaId, to the sender.
     const answered = (async () => {
-      const polled = await get(hub, 'platform/GetMessages', pkg('S1', 'P1'), { subscriptionId: subscription, timeout: 20_000 });
-      const [saga] = polled.json<{ Key: string; Data: number[]; Scope: { SagaId: string }; Sender: { FriendlyName: string } }[]>();
+      const polled = await get(hub, 'platform/GetMessages', pkg('S1', 'P1'), {
+        subscriptionId: subscription,
+        timeout: 20_000,
+      });
+      const [saga] =
+        polled.json<{ Key: string; Data: number[]; Scope: { SagaId: string }; Sender: { FriendlyName: string } }[]>();
       expect(saga.Key).toBe('Add');
-      const reply = { Scope: { Scope: 'Package', Args: [saga.Sender.FriendlyName], SagaId: saga.Scope.SagaId }, Key: '__Response', Data: saga.Data[0] + saga.Data[1] };
+      const reply = {
+        Scope: { Scope: 'Package', Args: [saga.Sender.FriendlyName], SagaId: saga.Scope.SagaId },
+        Key: '__Response',
+        Data: saga.Data[0] + saga.Data[1],
+      };
       expect((await post(hub, 'platform/SendMessage', pkg('S1', 'P1'), reply)).status).toBe(204);
     })();
     const add = page.getByRole('form', { name: 'Send Add' });
@@ -261,7 +323,12 @@ describe('the console', () => {
     await page.getByLabel('Group name').fill('Lights');
     await page.getByRole('button', { name: 'Join group' }).click();
     await page.getByText('Groups joined:').getByText('Lights').waitFor();
-    const sent = await get(hub, 'consumer/SendMessage', consumer('Wall'), { scope: 'Group', args: 'Lights', key: 'Dim', data: '{"level":30}' });
+    const sent = await get(hub, 'consumer/SendMessage', consumer('Wall'), {
+      scope: 'Group',
+      args: 'Lights',
+      key: 'Dim',
+      data: '{"level":30}',
+    });
     expect(sent.status).toBe(204);
     const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Dim' }) });
     await row.waitFor();
@@ -271,7 +338,9 @@ describe('the console', () => {
 
   it('shows WriteLog entries live, with level and package filters', async () => {
     await open('logs', 'Logs');
-    expect((await get(hub, 'platform/WriteLog', pkg('S1', 'P2'), { message: 'Boiler started', level: 'Warn' })).status).toBe(204);
+    expect(
+      (await get(hub, 'platform/WriteLog', pkg('S1', 'P2'), { message: 'Boiler started', level: 'Warn' })).status,
+    ).toBe(204);
     await page.getByText('Boiler started').waitFor();
     expect((await get(hub, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'Lamp on' })).status).toBe(204);
     await page.getByText('Lamp on').waitFor();
@@ -294,7 +363,9 @@ describe('the console', () => {
     await form.getByLabel('Name').fill('Short');
     await form.getByLabel('Access key (at least 8 characters)').fill('short');
     await form.getByRole('button', { name: 'Create credential' }).click();
-    expect(await form.getByRole('alert').textContent()).toContain('The body is not valid: AccessKey must be at least 8 characters.');
+    expect(await form.getByRole('alert').textContent()).toContain(
+      'The body is not valid: AccessKey must be at least 8 characters.',
+    );
     await screenshot('credentials');
   });
 
@@ -316,7 +387,10 @@ describe('the console', () => {
     const posted = requests.length;
     await editor.fill('<hub><credentials></hub>');
     await page.getByRole('button', { name: 'Validate and save' }).click();
-    await page.getByRole('alert').getByText(/not well-formed/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/not well-formed/)
+      .waitFor();
     expect(requests.slice(posted).filter((p) => p.endsWith('/configuration'))).toEqual([]);
     expect(fs.readFileSync(hub.options.configPath, 'utf8')).toBe(fileBefore);
     expect((await get(hub, 'management/configuration/applied', admin)).text).toBe(appliedBefore);
@@ -325,13 +399,21 @@ describe('the console', () => {
     const recovery = page.getByRole('form', { name: 'Recovery options of every instance' });
     await recovery.getByLabel('Number of retries').fill('7');
     await recovery.getByRole('button', { name: 'Save recovery options' }).click();
-    await expect.poll(async () => (await get(hub, 'management/configuration/recoveryoptions', admin)).json<{ NumberOfRetry: number }>().NumberOfRetry).toBe(7);
+    await expect
+      .poll(
+        async () =>
+          (await get(hub, 'management/configuration/recoveryoptions', admin)).json<{ NumberOfRetry: number }>()
+            .NumberOfRetry,
+      )
+      .toBe(7);
     await screenshot('configuration');
   });
 
   it('uploads packages with the file picker and by drag-and-drop, listing each with its icon', async () => {
     await open('repository', 'Repository');
-    await page.getByLabel('Choose package files').setInputFiles({ name: 'thermo-1.2.0.zip', mimeType: 'application/zip', buffer: thermoZip() });
+    await page
+      .getByLabel('Choose package files')
+      .setInputFiles({ name: 'thermo-1.2.0.zip', mimeType: 'application/zip', buffer: thermoZip() });
     const card = page.getByRole('article', { name: 'Package Thermo' });
     await card.waitFor();
     const icon = card.getByRole('img', { name: 'Icon of Thermo' });
@@ -349,10 +431,14 @@ describe('the console', () => {
     })()`);
     await page.getByRole('article', { name: 'Package Boiler' }).getByRole('img', { name: 'Icon of Boiler' }).waitFor();
     // And from an address, as download-package does.
-    const server = http.createServer((_, res) => res.writeHead(200, { 'Content-Type': 'application/zip' }).end(thermoZip('Pump')));
+    const server = http.createServer((_, res) =>
+      res.writeHead(200, { 'Content-Type': 'application/zip' }).end(thermoZip('Pump')),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      await page.getByLabel('Package address (http or https)').fill(`http://127.0.0.1:${(server.address() as AddressInfo).port}/pump.zip`);
+      await page
+        .getByLabel('Package address (http or https)')
+        .fill(`http://127.0.0.1:${(server.address() as AddressInfo).port}/pump.zip`);
       await page.getByRole('button', { name: 'Download package' }).click();
       await page.getByRole('article', { name: 'Package Pump' }).waitFor();
     } finally {
@@ -390,20 +476,29 @@ describe('the console', () => {
     await garage.getByLabel('Package file').selectOption('Thermo');
     await garage.getByRole('button', { name: 'Add package instance to Garage' }).click();
     await garage.getByText('package file Thermo').waitFor();
-    const instances = (await get(hub, 'management/sentinels/Garage/packages', admin)).json<{ Name: string; PackageFile: string }[]>();
+    const instances = (await get(hub, 'management/sentinels/Garage/packages', admin)).json<
+      { Name: string; PackageFile: string }[]
+    >();
     expect(instances).toMatchObject([{ Name: 'Door', PackageFile: 'Thermo' }]);
     // Edit the instance: its properties, and its settings as JSON (an object is stored as JSON content).
     await garage.getByText('Edit Garage/Door').click();
     const properties = garage.getByRole('form', { name: 'Properties of Garage/Door' });
     await properties.getByLabel('Enabled').uncheck();
     await properties.getByRole('button', { name: 'Save properties of Garage/Door' }).click();
-    await expect.poll(async () => (await get(hub, 'management/sentinels/Garage/packages/Door', admin)).json<{ Enable: boolean }>().Enable).toBe(false);
+    await expect
+      .poll(
+        async () =>
+          (await get(hub, 'management/sentinels/Garage/packages/Door', admin)).json<{ Enable: boolean }>().Enable,
+      )
+      .toBe(false);
     const settings = garage.getByLabel('settings of Garage/Door');
     await expect.poll(() => settings.inputValue()).toBe('{}');
     await settings.fill('{"Interval": 30, "Rooms": {"Kitchen": 2}}');
     await garage.getByRole('button', { name: 'Save settings of Garage/Door' }).click();
     await garage.getByRole('status').getByText('Saved.').waitFor();
-    expect((await get(hub, 'management/sentinels/Garage/packages/Door/settings', admin)).json()).toMatchObject({ Interval: '30' });
+    expect((await get(hub, 'management/sentinels/Garage/packages/Door/settings', admin)).json()).toMatchObject({
+      Interval: '30',
+    });
     await screenshot('sentinels');
 
     await open('server', 'Server');
@@ -423,20 +518,33 @@ describe('the console', () => {
     await screenshot('reconnecting');
     hub = await startTestHub({ dataDir, config: undefined, options: { port, authFailureStepMs: 0 } });
     await banner.waitFor({ state: 'detached', timeout: 15_000 });
-    expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'AfterRestart', value: 'back' })).status).toBe(204);
+    expect(
+      (await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'AfterRestart', value: 'back' })).status,
+    ).toBe(204);
     await page.locator('tr[data-key="S1/P1/AfterRestart"]').waitFor({ timeout: 15_000 });
   });
 
   it('wrote nothing to the browser console but the refusals the tests asked for and the restart', async () => {
     // Chrome itself logs each refused request (403 wrong key, 400 invalid input) and each refused connection.
-    const expected = /^error: Failed to load resource: (the server responded with a status of (400|403)|net::ERR_CONNECTION_REFUSED)/;
+    const expected =
+      /^error: Failed to load resource: (the server responded with a status of (400|403)|net::ERR_CONNECTION_REFUSED)/;
     expect(consoleOutput.filter((line) => !expected.test(line))).toEqual([]);
-    expect(failures.filter((line) => !/^(400 POST|403 GET \/rest\/management\/CheckAccess|failed net::ERR_CONNECTION_REFUSED)/.test(line))).toEqual([]);
+    expect(
+      failures.filter(
+        (line) => !/^(400 POST|403 GET \/rest\/management\/CheckAccess|failed net::ERR_CONNECTION_REFUSED)/.test(line),
+      ),
+    ).toEqual([]);
     expect((await call(hub, 'GET', 'management/CheckAccess', admin)).status).toBe(200);
   });
 
   it('signs out by itself, saying why, when its key stops being accepted', async () => {
-    const credential = { Name: 'Admin', AccessKey: 'admin-key-0002', Enable: true, EnableManagementAPI: true, EnableControlHub: true };
+    const credential = {
+      Name: 'Admin',
+      AccessKey: 'admin-key-0002',
+      Enable: true,
+      EnableManagementAPI: true,
+      EnableControlHub: true,
+    };
     expect((await post(hub, 'management/credentials', admin, credential)).status).toBe(200);
     await open('server', 'Server').catch(() => undefined);
     // The page that met the refusal may show it for a moment; then the sign-in form says why.
@@ -451,7 +559,10 @@ describe('the console under a listen prefix', () => {
   // `http://+:8088/constellation/` serves everything under /constellation/ (docs/configuration.md): the
   // same build must find its assets, the interfaces, /openapi.json and /ready there.
   it('follows the redirect from <prefix>/, signs in, shows a pushed StateObject live, and reconnects after a restart', async () => {
-    let prefixed = await startTestHub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] }, options: { authFailureStepMs: 0 } });
+    let prefixed = await startTestHub({
+      config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] },
+      options: { authFailureStepMs: 0 },
+    });
     const context = await browser.newContext({ viewport: WIDE });
     try {
       expect(prefixed.url).toMatch(/\/constellation$/);
@@ -468,15 +579,23 @@ describe('the console under a listen prefix', () => {
       expect(response?.url()).toBe(`${prefixed.url}/console/`);
       await tab.getByLabel('Access key').fill(ADMIN_KEY);
       await tab.getByRole('button', { name: 'Sign in' }).click();
-      await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'StateObjects', exact: true }).click();
+      await tab
+        .getByRole('navigation', { name: 'Pages' })
+        .getByRole('link', { name: 'StateObjects', exact: true })
+        .click();
       await tab.getByRole('heading', { level: 1, name: 'StateObjects', exact: true }).waitFor();
-      expect((await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Prefixed', value: 42 })).status).toBe(204);
+      expect(
+        (await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Prefixed', value: 42 })).status,
+      ).toBe(204);
       await tab.locator('tr[data-key="S1/P1/Prefixed"]').getByText('42', { exact: true }).waitFor();
       // The API reference comes from <prefix>/openapi.json.
       await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Server', exact: true }).click();
       await tab.getByRole('heading', { name: /^API \(The hub/ }).waitFor();
       // Reconnecting asks <prefix>/ready: a hub back on the same port is found again.
-      await tab.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'StateObjects', exact: true }).click();
+      await tab
+        .getByRole('navigation', { name: 'Pages' })
+        .getByRole('link', { name: 'StateObjects', exact: true })
+        .click();
       await tab.getByRole('heading', { level: 1, name: 'StateObjects', exact: true }).waitFor();
       const { dataDir, port } = prefixed;
       await prefixed.stop();
@@ -484,7 +603,10 @@ describe('the console under a listen prefix', () => {
       await banner.waitFor({ timeout: 15_000 });
       prefixed = await startTestHub({ dataDir, config: undefined, options: { port, authFailureStepMs: 0 } });
       await banner.waitFor({ state: 'detached', timeout: 15_000 });
-      expect((await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'AfterRestart', value: 'back' })).status).toBe(204);
+      expect(
+        (await get(prefixed, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'AfterRestart', value: 'back' }))
+          .status,
+      ).toBe(204);
       await tab.locator('tr[data-key="S1/P1/AfterRestart"]').waitFor({ timeout: 15_000 });
       expect(problems).toEqual([]);
       expect(paths.filter((p) => !p.startsWith('/constellation/'))).toEqual([]);

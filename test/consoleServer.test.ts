@@ -29,8 +29,12 @@ describe('serving the built console', () => {
       request(`${h.url}/console${script}`, { headers: { 'Accept-Encoding': 'gzip' } }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, bytes: Buffer.concat(chunks) }));
-      }).on('error', reject).end();
+        res.on('end', () =>
+          resolve({ encoding: res.headers['content-encoding'], vary: res.headers.vary, bytes: Buffer.concat(chunks) }),
+        );
+      })
+        .on('error', reject)
+        .end();
     });
     expect(zipped.encoding).toBe('gzip');
     expect(zipped.vary).toMatch(/Accept-Encoding/);
@@ -50,7 +54,9 @@ describe('serving the built console', () => {
     const missing = await fetch(`${h.url}/console/assets/nothing-1234.js`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ Message: expect.stringContaining('No HTTP resource') });
-    expect((await fetch(`${h.url}/console/.console-built`)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect((await fetch(`${h.url}/console/.console-built`)).headers.get('content-type')).toBe(
+      'text/html; charset=utf-8',
+    );
     expect((await fetch(`${h.url}/console/`, { method: 'POST' })).status).toBe(405);
   });
 
@@ -64,12 +70,18 @@ describe('serving the built console', () => {
     }
     // Prefixes match across repeated slashes and in any case: the redirect keeps the case the client used,
     // and never starts with `//` (which a browser would read as another host).
-    for (const [path, location] of [['//constellation//', '/constellation/console/'], ['/Constellation/', '/Constellation/console/']]) {
+    for (const [path, location] of [
+      ['//constellation//', '/constellation/console/'],
+      ['/Constellation/', '/Constellation/console/'],
+    ]) {
       const response = await fetch(`${origin}${path}`, { redirect: 'manual' });
       expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, location]);
     }
     const bare = await fetch(`${origin}/constellation/console`, { redirect: 'manual' });
-    expect([bare.status, new URL(bare.headers.get('location')!, `${origin}/constellation/console`).pathname]).toEqual([302, '/constellation/console/']);
+    expect([bare.status, new URL(bare.headers.get('location')!, `${origin}/constellation/console`).pathname]).toEqual([
+      302,
+      '/constellation/console/',
+    ]);
     const page = await fetch(`${origin}/constellation/`);
     expect(page.url).toBe(`${origin}/constellation/console/`);
     const html = await page.text();
@@ -79,7 +91,8 @@ describe('serving the built console', () => {
       expect(asset).toMatch(/^\.\//);
       const response = await fetch(new URL(asset, page.url));
       expect([asset, response.status]).toEqual([asset, 200]);
-      if (asset.startsWith('./assets/')) expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      if (asset.startsWith('./assets/'))
+        expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     }
     // Outside the prefix nothing is served, the console included.
     expect((await fetch(`${origin}/console/`)).status).toBe(404);
@@ -94,7 +107,13 @@ describe('serving the built console', () => {
       expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, '/api/rest/hub/console/']);
     }
     expect((await fetch(`${origin}/api/rest/hub/`)).url).toBe(`${origin}/api/rest/hub/console/`);
-    expect((await fetch(`${origin}/api/rest/hub/rest/management/overview?SentinelName=Management&PackageName=Tests&AccessKey=${ADMIN_KEY}`)).status).toBe(200);
+    expect(
+      (
+        await fetch(
+          `${origin}/api/rest/hub/rest/management/overview?SentinelName=Management&PackageName=Tests&AccessKey=${ADMIN_KEY}`,
+        )
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -119,7 +138,10 @@ describe('console endpoints', () => {
     expect(Object.keys(document.paths['/rest/platform/PushStateObject'])).toEqual(['get', 'post']);
     expect(document.paths['/rest/management/overview'].get).toBeDefined();
     // The credential schema's rule (AccessKey ≥ 8 characters) comes from http/management/bodies.ts itself.
-    expect(document.components.schemas.Credential.properties?.AccessKey).toMatchObject({ type: 'string', minLength: 8 });
+    expect(document.components.schemas.Credential.properties?.AccessKey).toMatchObject({
+      type: 'string',
+      minLength: 8,
+    });
     expect(document.components.schemas.PackageDescriptor.required).toContain('PackageName');
   });
 
@@ -136,14 +158,28 @@ describe('console endpoints', () => {
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'A', value: 1 })).status).toBe(204);
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'B', value: 2 })).status).toBe(204);
     expect((await get(h, 'platform/SubscribeToMessage', pkg('S1', 'P1'))).status).toBe(200);
-    expect((await get(h, 'consumer/SendMessage', { SentinelName: 'Consumer', PackageName: 'X', AccessKey: admin.AccessKey }, { scope: 'Package', args: 'S1/P1', key: 'Hello' })).status).toBe(204);
+    expect(
+      (
+        await get(
+          h,
+          'consumer/SendMessage',
+          { SentinelName: 'Consumer', PackageName: 'X', AccessKey: admin.AccessKey },
+          { scope: 'Package', args: 'S1/P1', key: 'Hello' },
+        )
+      ).status,
+    ).toBe(204);
     expect((await get(h, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'first' })).status).toBe(204);
     expect((await get(h, 'platform/WriteLog', pkg('S1', 'P1'), { message: 'second', level: 'Warn' })).status).toBe(204);
     const reply = await get(h, 'management/overview', admin);
     expect(reply.status).toBe(200);
     const { Sentinels } = reply.json<{ Sentinels: { Name: string; Packages: Record<string, unknown>[] }[] }>();
     const p1 = Sentinels.find((s) => s.Name === 'S1')?.Packages.find((p) => p.Name === 'P1');
-    expect(p1).toMatchObject({ StateObjects: 2, QueuedMessages: 1, Connected: true, LastLog: { Level: 'Warn', Message: 'second' } });
+    expect(p1).toMatchObject({
+      StateObjects: 2,
+      QueuedMessages: 1,
+      Connected: true,
+      LastLog: { Level: 'Warn', Message: 'second' },
+    });
     const p2 = Sentinels.find((s) => s.Name === 'S1')?.Packages.find((p) => p.Name === 'P2');
     expect(p2).toMatchObject({ StateObjects: 0, QueuedMessages: 0, Connected: false, LastSeen: null, LastLog: null });
   });
@@ -155,7 +191,11 @@ describe('console endpoints', () => {
     const list = await get(h, 'management/descriptors', admin);
     expect(list.json()).toEqual([{ SentinelName: 'S1', PackageName: 'P1', Descriptor: descriptor }]);
     const status = (await call(h, 'GET', 'management/server/status', admin)).json<Record<string, unknown>>();
-    expect(status).toMatchObject({ Version: h.services.version, WaitingLongPolls: 0, License: { Edition: 'Community' } });
+    expect(status).toMatchObject({
+      Version: h.services.version,
+      WaitingLongPolls: 0,
+      License: { Edition: 'Community' },
+    });
     expect(status.RequestsTotal).toBeGreaterThan(0);
   });
 });

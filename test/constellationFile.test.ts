@@ -13,8 +13,16 @@ import { constellationFile, controlHub } from './support/constellation.js';
 import type { Identity } from './support/testHub.js';
 import { get, hubsStoppedAfterEach, idOf, post, tempDir } from './support/testHub.js';
 
-const restricted = (name = 'App'): Identity => ({ SentinelName: 'Consumer', PackageName: name, AccessKey: 'restricted-key-0001' });
-const device = (name: string): Identity => ({ SentinelName: 'MyServer', PackageName: name, AccessKey: 'standard-access-key-0001' });
+const restricted = (name = 'App'): Identity => ({
+  SentinelName: 'Consumer',
+  PackageName: name,
+  AccessKey: 'restricted-key-0001',
+});
+const device = (name: string): Identity => ({
+  SentinelName: 'MyServer',
+  PackageName: name,
+  AccessKey: 'standard-access-key-0001',
+});
 
 const hub = hubsStoppedAfterEach();
 
@@ -45,27 +53,49 @@ describe('a Constellation configuration file', () => {
     const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
     fs.writeFileSync(options.configPath, constellationFile);
     const lines: string[] = [];
-    const logger = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }));
+    const logger = pino(
+      { level: 'warn' },
+      new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
+    );
     const h = await startHub(options, logger);
     try {
-      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => /not used by this hub/.test(l.msg));
+      const warnings = lines
+        .map((l) => JSON.parse(l) as { level: number; msg: string })
+        .filter((l) => /not used by this hub/.test(l.msg));
       expect(warnings).toHaveLength(1);
       expect(warnings[0].level).toBe(40);
-      for (const part of ['<configSections>', 'EnableTraceSource', '<startup>', '<runtime>', '<fileServer>']) expect(warnings[0].msg).toContain(part);
+      for (const part of ['<configSections>', 'EnableTraceSource', '<startup>', '<runtime>', '<fileServer>'])
+        expect(warnings[0].msg).toContain(part);
 
-      for (const [pkg, name] of [['Paradox', 'Zone1'], ['HWMonitor', '/ram/load'], ['HWMonitor', '/cpu/load']]) {
+      for (const [pkg, name] of [
+        ['Paradox', 'Zone1'],
+        ['HWMonitor', '/ram/load'],
+        ['HWMonitor', '/cpu/load'],
+      ]) {
         expect((await get(h, 'platform/PushStateObject', device(pkg), { name, value: 1 })).status).toBe(204);
       }
       // Rule "Paradox" allows every object of the Paradox package, "ServerRAM" one object of HWMonitor, the default denies the rest.
-      const seen = (await get(h, 'consumer/RequestStateObjects', restricted())).json<{ PackageName: string; Name: string }[]>();
+      const seen = (await get(h, 'consumer/RequestStateObjects', restricted())).json<
+        { PackageName: string; Name: string }[]
+      >();
       expect(seen.map((o) => `${o.PackageName}/${o.Name}`).sort()).toEqual(['HWMonitor//ram/load', 'Paradox/Zone1']);
-      expect((await get(h, 'consumer/SendMessage', restricted(), { scope: 'Package', args: 'Paradox', key: 'Arm' })).status).toBe(204);
-      const refused = await get(h, 'consumer/SendMessage', restricted(), { scope: 'Package', args: 'HWMonitor', key: 'Reset' });
+      expect(
+        (await get(h, 'consumer/SendMessage', restricted(), { scope: 'Package', args: 'Paradox', key: 'Arm' })).status,
+      ).toBe(204);
+      const refused = await get(h, 'consumer/SendMessage', restricted(), {
+        scope: 'Package',
+        args: 'HWMonitor',
+        key: 'Reset',
+      });
       expect(refused.status).toBe(403);
       expect(idOf(await get(h, 'consumer/SubscribeToMessageGroup', restricted(), { group: 'GroupA' }))).toBeTruthy();
-      expect((await get(h, 'consumer/SubscribeToMessageGroup', restricted('Other'), { group: 'GroupB' })).status).toBe(403);
+      expect((await get(h, 'consumer/SubscribeToMessageGroup', restricted('Other'), { group: 'GroupB' })).status).toBe(
+        403,
+      );
       // The management API answers text ids as they are written.
-      const rules = (await get(h, 'management/credentials/Restricted/authorizations', controlHub)).json<{ StateObjects: { Authorizations: { Id: string }[] } }>();
+      const rules = (await get(h, 'management/credentials/Restricted/authorizations', controlHub)).json<{
+        StateObjects: { Authorizations: { Id: string }[] };
+      }>();
       expect(rules.StateObjects.Authorizations.map((r) => r.Id)).toEqual(['Paradox', 'ServerRAM']);
 
       // appSettings' DelayAfterAuthentificationError (300 ms) delays a refused key, though the options say 0.
@@ -92,16 +122,29 @@ describe('a Constellation configuration file', () => {
   it('accepts numeric rule ids, in files and in the API, and answers them as text', async () => {
     const h = await hub({ config: constellationFile });
     const set = await post(h, 'management/credentials/Restricted/authorizations', controlHub, {
-      Groups: { DefaultAuthorization: 'Deny', Authorizations: [{ Id: 7, GroupName: 'GroupA' }, { Id: 'Named', GroupName: 'GroupC' }] },
+      Groups: {
+        DefaultAuthorization: 'Deny',
+        Authorizations: [
+          { Id: 7, GroupName: 'GroupA' },
+          { Id: 'Named', GroupName: 'GroupC' },
+        ],
+      },
     });
     expect(set.status).toBe(200);
-    expect(set.json<{ Groups: { Authorizations: { Id: string }[] } }>().Groups.Authorizations.map((r) => r.Id)).toEqual(['7', 'Named']);
+    expect(set.json<{ Groups: { Authorizations: { Id: string }[] } }>().Groups.Authorizations.map((r) => r.Id)).toEqual(
+      ['7', 'Named'],
+    );
   });
 
   it('reads <constellationSection> and <constellation> without the wrapper', () => {
-    const inner = constellationFile.slice(constellationFile.indexOf('<constellationSection'), constellationFile.indexOf('</constellationSection>') + '</constellationSection>'.length);
+    const inner = constellationFile.slice(
+      constellationFile.indexOf('<constellationSection'),
+      constellationFile.indexOf('</constellationSection>') + '</constellationSection>'.length,
+    );
     expect(parseConfigurationFile(inner).config.credentials).toHaveLength(3);
-    const old = inner.replace(/<constellationSection\b/, '<constellation').replace('</constellationSection>', '</constellation>');
+    const old = inner
+      .replace(/<constellationSection\b/, '<constellation')
+      .replace('</constellationSection>', '</constellation>');
     expect(parseConfigurationFile(old).config.sentinels[0].name).toBe('MyServer');
   });
 });

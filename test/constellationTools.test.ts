@@ -18,7 +18,14 @@ const myPackage = (version = '1.0.0', extra: Record<string, Uint8Array> = {}) =>
   Buffer.from(
     zipSync({
       ...extra,
-      'manifest.json': strToU8(JSON.stringify({ Name: 'MyPackage', Version: version, Icon: 'icon.png', Settings: [{ Key: 'Interval', Type: 'Int32', DefaultValue: 5 }] })),
+      'manifest.json': strToU8(
+        JSON.stringify({
+          Name: 'MyPackage',
+          Version: version,
+          Icon: 'icon.png',
+          Settings: [{ Key: 'Interval', Type: 'Int32', DefaultValue: 5 }],
+        }),
+      ),
       'icon.png': PNG,
       'bin/MyPackage.py': strToU8('print("hello")\n'),
     }),
@@ -28,9 +35,18 @@ const myPackage = (version = '1.0.0', extra: Record<string, Uint8Array> = {}) =>
  * The request Python 2's `requests` writes for `requests.post(url, files={'file': open('MyPackage.zip', 'rb')})`
  * (urllib3's encode_multipart_formdata: a 32-hex-digit boundary, no Content-Type on the part).
  */
-function requestsUpload(port: number, action: string, archive: Buffer, partHeaders = ['Content-Disposition: form-data; name="file"; filename="MyPackage.zip"']): Buffer {
+function requestsUpload(
+  port: number,
+  action: string,
+  archive: Buffer,
+  partHeaders = ['Content-Disposition: form-data; name="file"; filename="MyPackage.zip"'],
+): Buffer {
   const boundary = randomBytes(16).toString('hex');
-  const body = Buffer.concat([Buffer.from(`--${boundary}\r\n${partHeaders.map((h) => `${h}\r\n`).join('')}\r\n`), archive, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\n${partHeaders.map((h) => `${h}\r\n`).join('')}\r\n`),
+    archive,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
   const head = [
     `POST /rest/management/${action}?SentinelName=Management&PackageName=ConstellationPackageToolsCLI&AccessKey=${admin.AccessKey} HTTP/1.1`,
     `Host: 127.0.0.1:${port}`,
@@ -67,13 +83,23 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
       expect(answer.status, answer.body).toBe(200);
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
       const [entry] = JSON.parse(answer.body) as Record<string, unknown>[];
-      expect(entry).toMatchObject({ Name: 'MyPackage', Version: '1.0.0', FileName: 'MyPackage.zip', Size: archive.length, HasIcon: true });
+      expect(entry).toMatchObject({
+        Name: 'MyPackage',
+        Version: '1.0.0',
+        FileName: 'MyPackage.zip',
+        Size: archive.length,
+        HasIcon: true,
+      });
       expect((await get(h, 'management/packages', admin)).json()).toEqual([entry]);
       expect((await get(h, 'management/packages/MyPackage', admin)).json()).toEqual(entry);
-      const icon = await fetch(`${h.url}/rest/management/packages/MyPackage/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`);
+      const icon = await fetch(
+        `${h.url}/rest/management/packages/MyPackage/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`,
+      );
       expect(Buffer.from(await icon.arrayBuffer()).equals(PNG)).toBe(true);
       expect(repositoryFiles(h)).toEqual([`${entry.Sha256 as string}.zip`]);
-      expect(fs.readFileSync(path.join(h.dataDir, 'repository', `${entry.Sha256 as string}.zip`)).equals(archive)).toBe(true);
+      expect(fs.readFileSync(path.join(h.dataDir, 'repository', `${entry.Sha256 as string}.zip`)).equals(archive)).toBe(
+        true,
+      );
       answers.push({ ...entry, UploadedAt: undefined });
     }
     expect(answers[0]).toEqual(answers[1]);
@@ -81,7 +107,11 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
 
   it('takes the action name in any case', async () => {
     const h = await hub();
-    for (const [action, version] of [['uploadpackage', '1.0.1'], ['UPLOADPACKAGE', '1.0.2'], ['Upload-Package', '1.0.3']]) {
+    for (const [action, version] of [
+      ['uploadpackage', '1.0.1'],
+      ['UPLOADPACKAGE', '1.0.2'],
+      ['Upload-Package', '1.0.3'],
+    ]) {
       const answer = await replay(h, requestsUpload(h.port, action, myPackage(version)));
       expect(answer.status, `${action}: ${answer.body}`).toBe(200);
       expect(JSON.parse(answer.body)).toMatchObject([{ Name: 'MyPackage', Version: version }]);
@@ -90,11 +120,22 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
 
   it('judges the archive by its bytes whatever the part says its type is, under any field name', async () => {
     const h = await hub();
-    const types = ['application/octet-stream', 'application/x-zip-compressed', 'text/plain; charset=utf-8', 'image/gif'];
+    const types = [
+      'application/octet-stream',
+      'application/x-zip-compressed',
+      'text/plain; charset=utf-8',
+      'image/gif',
+    ];
     for (const [i, type] of types.entries()) {
       const version = `2.0.${i}`;
       const disposition = `Content-Disposition: form-data; name="${i % 2 ? 'file' : 'package'}"; filename="MyPackage.zip"`;
-      const answer = await replay(h, requestsUpload(h.port, i % 2 ? 'UploadPackage' : 'upload-package', myPackage(version), [disposition, `Content-Type: ${type}`]));
+      const answer = await replay(
+        h,
+        requestsUpload(h.port, i % 2 ? 'UploadPackage' : 'upload-package', myPackage(version), [
+          disposition,
+          `Content-Type: ${type}`,
+        ]),
+      );
       expect(answer.status, `${type}: ${answer.body}`).toBe(200);
       expect(JSON.parse(answer.body)).toMatchObject([{ Version: version }]);
     }
@@ -104,7 +145,13 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
     const h = await hub();
     const before = (await get(h, 'management/packages', admin)).text;
     for (const headers of [[], ['Content-Type: application/zip']]) {
-      const answer = await replay(h, requestsUpload(h.port, 'UploadPackage', Buffer.from('not a zip at all'), ['Content-Disposition: form-data; name="file"; filename="MyPackage.zip"', ...headers]));
+      const answer = await replay(
+        h,
+        requestsUpload(h.port, 'UploadPackage', Buffer.from('not a zip at all'), [
+          'Content-Disposition: form-data; name="file"; filename="MyPackage.zip"',
+          ...headers,
+        ]),
+      );
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.body).Message).toMatch(/^The file is not a valid package: not a readable zip archive/);
     }
@@ -114,9 +161,15 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
 
   it('still takes a part without filename nor Content-Type for a field: a form of fields only has no file (400)', async () => {
     const h = await hub();
-    const answer = await replay(h, requestsUpload(h.port, 'UploadPackage', myPackage(), ['Content-Disposition: form-data; name="file"']));
+    const answer = await replay(
+      h,
+      requestsUpload(h.port, 'UploadPackage', myPackage(), ['Content-Disposition: form-data; name="file"']),
+    );
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toEqual({ Message: 'The form has no file: attach one or more package archives.', Code: 'MissingPackageFile' });
+    expect(JSON.parse(answer.body)).toEqual({
+      Message: 'The form has no file: attach one or more package archives.',
+      Code: 'MissingPackageFile',
+    });
     expect(repositoryFiles(h)).toEqual([]);
   });
 });

@@ -32,7 +32,14 @@ afterAll(() => {
 function startChild(dataDir: string): Promise<{ url: string; process: ChildProcess }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'error', HUB_AUTH_FAILURE_DELAY_MS: '0' },
+    env: {
+      ...process.env,
+      HUB_DATA_DIR: dataDir,
+      HUB_PORT: '0',
+      HUB_HOST: '127.0.0.1',
+      HUB_LOG_LEVEL: 'error',
+      HUB_AUTH_FAILURE_DELAY_MS: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child = proc;
@@ -61,92 +68,122 @@ function kill9(proc: ChildProcess): Promise<void> {
 }
 
 describe('crash safety', () => {
-  it(`keeps everything acknowledged across ${CYCLES} kill -9 cycles`, async () => {
-    const dataDir = tempDir();
-    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-    const lastAckedValue = new Map<string, number>();
-    const ackedMessages = new Set<string>();
-    const received = new Set<string>();
-    // Pushes acknowledged since the behind subscription last read: it must get each name at that value or later.
-    const unreadAcks = new Map<string, number>();
-    const app = consumer('Crash');
-    let nextValue = 1;
+  it(
+    `keeps everything acknowledged across ${CYCLES} kill -9 cycles`,
+    async () => {
+      const dataDir = tempDir();
+      fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
+      const lastAckedValue = new Map<string, number>();
+      const ackedMessages = new Set<string>();
+      const received = new Set<string>();
+      // Pushes acknowledged since the behind subscription last read: it must get each name at that value or later.
+      const unreadAcks = new Map<string, number>();
+      const app = consumer('Crash');
+      let nextValue = 1;
 
-    // One more start than kills: the last start only checks what the last kill left.
-    for (let cycle = 0; cycle <= CYCLES; cycle++) {
-      const hub = await startChild(dataDir);
+      // One more start than kills: the last start only checks what the last kill left.
+      for (let cycle = 0; cycle <= CYCLES; cycle++) {
+        const hub = await startChild(dataDir);
 
-      // What was acknowledged before the last kill must be here now.
-      const objects = (await get(hub, 'consumer/RequestStateObjects', app, { sentinel: 'S1', package: 'P1' })).json<{ Name: string; Value: number }[]>();
-      const current = new Map(objects.map((o) => [o.Name, o.Value]));
-      for (const [name, value] of lastAckedValue) {
-        expect(current.get(name), `${name} after cycle ${cycle}`).toBeGreaterThanOrEqual(value);
-      }
-      expect((await get(hub, 'consumer/SubscribeToMessage', app, { subscriptionId: SUBSCRIPTION })).json()).toBe(SUBSCRIPTION);
-      for (;;) {
-        const batch = (await get(hub, 'consumer/GetMessages', app, { subscriptionId: SUBSCRIPTION, timeout: 0 })).json<MessageRecord[]>();
-        if (batch.length === 0) break;
-        for (const m of batch) {
-          const tag = String(m.Data);
-          expect(received.has(tag), `message ${tag} delivered twice`).toBe(false);
-          received.add(tag);
+        // What was acknowledged before the last kill must be here now.
+        const objects = (await get(hub, 'consumer/RequestStateObjects', app, { sentinel: 'S1', package: 'P1' })).json<
+          { Name: string; Value: number }[]
+        >();
+        const current = new Map(objects.map((o) => [o.Name, o.Value]));
+        for (const [name, value] of lastAckedValue) {
+          expect(current.get(name), `${name} after cycle ${cycle}`).toBeGreaterThanOrEqual(value);
         }
-      }
-      for (const tag of ackedMessages) expect(received.has(tag), `acknowledged message ${tag} lost`).toBe(true);
-      expect((await get(hub, 'consumer/SubscribeToStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, name: 'K*' })).json()).toBe(OBJECT_SUBSCRIPTION);
-      const caughtUp = new Map<string, number>();
-      for (;;) {
-        const batch = (await get(hub, 'consumer/GetStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, timeout: 0, limit: 2 })).json<StateObjectUpdateRecord[]>();
-        if (batch.length === 0) break;
-        for (const u of batch) caughtUp.set(u.StateObject.Name, u.StateObject.Value as number);
-      }
-      for (const [name, value] of unreadAcks) {
-        expect(caughtUp.get(name), `change of ${name} to ${value} not seen by the behind subscription`).toBeGreaterThanOrEqual(value);
-      }
-      unreadAcks.clear();
-      if (cycle === CYCLES) {
-        await kill9(hub.process);
-        break;
-      }
+        expect((await get(hub, 'consumer/SubscribeToMessage', app, { subscriptionId: SUBSCRIPTION })).json()).toBe(
+          SUBSCRIPTION,
+        );
+        for (;;) {
+          const batch = (
+            await get(hub, 'consumer/GetMessages', app, { subscriptionId: SUBSCRIPTION, timeout: 0 })
+          ).json<MessageRecord[]>();
+          if (batch.length === 0) break;
+          for (const m of batch) {
+            const tag = String(m.Data);
+            expect(received.has(tag), `message ${tag} delivered twice`).toBe(false);
+            received.add(tag);
+          }
+        }
+        for (const tag of ackedMessages) expect(received.has(tag), `acknowledged message ${tag} lost`).toBe(true);
+        expect(
+          (
+            await get(hub, 'consumer/SubscribeToStateObjects', app, { subscriptionId: OBJECT_SUBSCRIPTION, name: 'K*' })
+          ).json(),
+        ).toBe(OBJECT_SUBSCRIPTION);
+        const caughtUp = new Map<string, number>();
+        for (;;) {
+          const batch = (
+            await get(hub, 'consumer/GetStateObjects', app, {
+              subscriptionId: OBJECT_SUBSCRIPTION,
+              timeout: 0,
+              limit: 2,
+            })
+          ).json<StateObjectUpdateRecord[]>();
+          if (batch.length === 0) break;
+          for (const u of batch) caughtUp.set(u.StateObject.Name, u.StateObject.Value as number);
+        }
+        for (const [name, value] of unreadAcks) {
+          expect(
+            caughtUp.get(name),
+            `change of ${name} to ${value} not seen by the behind subscription`,
+          ).toBeGreaterThanOrEqual(value);
+        }
+        unreadAcks.clear();
+        if (cycle === CYCLES) {
+          await kill9(hub.process);
+          break;
+        }
 
-      // Load, then a kill at a random moment.
-      let running = true;
-      const pushers = Array.from({ length: PUSHERS }, async (_, i) => {
-        while (running) {
-          const value = nextValue++;
-          try {
-            const reply = await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: `K${i}`, value });
-            if (reply.status === 204) {
-              lastAckedValue.set(`K${i}`, value);
-              unreadAcks.set(`K${i}`, value);
+        // Load, then a kill at a random moment.
+        let running = true;
+        const pushers = Array.from({ length: PUSHERS }, async (_, i) => {
+          while (running) {
+            const value = nextValue++;
+            try {
+              const reply = await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name: `K${i}`, value });
+              if (reply.status === 204) {
+                lastAckedValue.set(`K${i}`, value);
+                unreadAcks.set(`K${i}`, value);
+              }
+            } catch {
+              return;
             }
-          } catch {
-            return;
           }
-        }
-      });
-      const senders = Array.from({ length: SENDERS }, async (_, i) => {
-        for (let seq = 0; running; seq++) {
-          const tag = `${cycle}:${i}:${seq}`;
-          try {
-            const reply = await get(hub, 'platform/SendMessage', pkg('S1', 'P2'), { scope: 'Package', args: 'Consumer/Crash', key: 'Tick', data: JSON.stringify(tag) });
-            if (reply.status === 204) ackedMessages.add(tag);
-          } catch {
-            return;
+        });
+        const senders = Array.from({ length: SENDERS }, async (_, i) => {
+          for (let seq = 0; running; seq++) {
+            const tag = `${cycle}:${i}:${seq}`;
+            try {
+              const reply = await get(hub, 'platform/SendMessage', pkg('S1', 'P2'), {
+                scope: 'Package',
+                args: 'Consumer/Crash',
+                key: 'Tick',
+                data: JSON.stringify(tag),
+              });
+              if (reply.status === 204) ackedMessages.add(tag);
+            } catch {
+              return;
+            }
           }
-        }
-      });
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
-      await kill9(hub.process);
-      running = false;
-      await Promise.all([...pushers, ...senders]);
+        });
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
+        await kill9(hub.process);
+        running = false;
+        await Promise.all([...pushers, ...senders]);
 
-      const sqlite = new Database(path.join(dataDir, 'hub.db'));
-      expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
-      sqlite.close();
-    }
-    console.log(`crash test: ${CYCLES} kills, ${nextValue - 1} pushes sent, ${ackedMessages.size} messages acknowledged, ${received.size} delivered`);
-    expect(ackedMessages.size).toBeGreaterThan(0);
-    expect(lastAckedValue.size).toBe(PUSHERS);
-  }, 60_000 + CYCLES * 10_000);
+        const sqlite = new Database(path.join(dataDir, 'hub.db'));
+        expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+        sqlite.close();
+      }
+      console.log(
+        `crash test: ${CYCLES} kills, ${nextValue - 1} pushes sent, ${ackedMessages.size} messages acknowledged, ${received.size} delivered`,
+      );
+      expect(ackedMessages.size).toBeGreaterThan(0);
+      expect(lastAckedValue.size).toBe(PUSHERS);
+    },
+    60_000 + CYCLES * 10_000,
+  );
 });

@@ -15,11 +15,14 @@ const p1 = pkg('S1', 'P1');
 const app = consumer();
 
 const push = (h: TestHub, name: string, value: number) => get(h, 'platform/PushStateObject', p1, { name, value });
-const subscribe = async (h: TestHub, query: Record<string, string> = {}) => idOf(await get(h, 'consumer/SubscribeToStateObjects', app, query));
+const subscribe = async (h: TestHub, query: Record<string, string> = {}) =>
+  idOf(await get(h, 'consumer/SubscribeToStateObjects', app, query));
 const poll = async (h: TestHub, id: string, query: Record<string, string | number> = {}) => {
   const reply = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0, ...query });
   expect(reply.status, reply.text).toBe(200);
-  return reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
+  return reply
+    .json<StateObjectUpdateRecord[]>()
+    .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
 };
 const pollMessages = async (h: TestHub, id: string) => {
   const reply = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
@@ -49,7 +52,10 @@ describe('StateObject cursors', () => {
     expect(await poll(h, id)).toEqual([]);
     await push(h, 'TempKitchen', 21);
     await push(h, 'TempHall', 19);
-    expect(await poll(h, id)).toEqual([['TempKitchen', 21], ['TempHall', 19]]);
+    expect(await poll(h, id)).toEqual([
+      ['TempKitchen', 21],
+      ['TempHall', 19],
+    ]);
   });
 
   it('applies the sentinel, package and type filters on every kind of name filter (exact, *, prefix)', async () => {
@@ -66,7 +72,10 @@ describe('StateObject cursors', () => {
     expect((await get(h, 'platform/PushStateObject', p2, { name: 'T1', value: 2 })).status).toBe(204);
     await get(h, 'platform/PushStateObject', p2, { name: 'T2', value: '"text"' });
     expect(await poll(h, ids.exact)).toEqual([['T1', 1]]);
-    expect(await poll(h, ids.any)).toEqual([['T1', 2], ['T2', 'text']]);
+    expect(await poll(h, ids.any)).toEqual([
+      ['T1', 2],
+      ['T2', 'text'],
+    ]);
     expect(await poll(h, ids.prefix)).toEqual([['T2', 'text']]);
     expect(await poll(h, ids.none)).toEqual([]);
   });
@@ -103,7 +112,8 @@ describe('StateObject cursors', () => {
     await push(h, 'T', 1);
     await get(h, 'platform/PurgeStateObjects', p1, { name: 'T' });
     const reader = new Sqlite(path.join(h.dataDir, 'hub.db'), { readonly: true });
-    const tombstones = () => (reader.prepare('select count(*) as n from state_objects where is_deleted = 1').get() as { n: number }).n;
+    const tombstones = () =>
+      (reader.prepare('select count(*) as n from state_objects where is_deleted = 1').get() as { n: number }).n;
     try {
       await new Promise((r) => setTimeout(r, 200));
       expect(tombstones()).toBe(1);
@@ -137,9 +147,12 @@ describe('message cursors', () => {
   it('counts what a subscription missed when it fell behind the retention (metric)', async () => {
     const h = await hub({ options: { messageQueueLimit: 3 } });
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
-    for (let i = 1; i <= 5; i++) await get(h, 'platform/SendMessage', p1, { scope: 'Package', args: 'Consumer/App', key: 'N', data: String(i) });
+    for (let i = 1; i <= 5; i++)
+      await get(h, 'platform/SendMessage', p1, { scope: 'Package', args: 'Consumer/App', key: 'N', data: String(i) });
     expect(await pollMessages(h, id)).toEqual([3, 4, 5]);
-    const metrics = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    const metrics = await (
+      await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
+    ).text();
     expect(metrics).toMatch(/hub_dropped_messages_total 2\b/);
   });
 });

@@ -6,7 +6,16 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_KEY, call, consumer, get, idOf, pkg, hubsStoppedAfterEach, testConfiguration } from './support/testHub.js';
+import {
+  ADMIN_KEY,
+  call,
+  consumer,
+  get,
+  idOf,
+  pkg,
+  hubsStoppedAfterEach,
+  testConfiguration,
+} from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
@@ -17,18 +26,27 @@ describe('a waiting long-poll answered outside Koa', () => {
     const h = await hub();
     const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
     const origin = { Origin: 'http://console.example' };
-    const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 10_000 }, headers: origin });
+    const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, {
+      query: { subscriptionId: id, timeout: 10_000 },
+      headers: origin,
+    });
     await waitingPolls(h, 1);
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 7 });
     const woken = await waiting;
     expect(woken.status).toBe(200);
-    expect(woken.json<{ StateObject: { Name: string; Value: unknown } }[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([['T', 7]]);
+    expect(
+      woken
+        .json<{ StateObject: { Name: string; Value: unknown } }[]>()
+        .map((u) => [u.StateObject.Name, u.StateObject.Value]),
+    ).toEqual([['T', 7]]);
     expect(woken.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(woken.headers.get('content-length')).toBe(String(Buffer.byteLength(woken.text)));
     expect(woken.headers.get('access-control-allow-origin')).toBe('*');
 
     // Without Origin: Vary, and an empty array on a timeout.
-    const timedOut = await call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 1000 } });
+    const timedOut = await call(h, 'GET', 'consumer/GetStateObjects', app, {
+      query: { subscriptionId: id, timeout: 1000 },
+    });
     expect(timedOut.status).toBe(200);
     expect(timedOut.text).toBe('[]');
     expect(timedOut.headers.get('vary')).toBe('Origin');
@@ -41,7 +59,9 @@ describe('a waiting long-poll answered outside Koa', () => {
     const lost = await get(h, 'consumer/GetMessages', app, { subscriptionId: unknownId, timeout: 5000 });
     expect(lost.status).toBe(500);
     expect(lost.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(lost.json<{ Message: string }>().Message).toBe(`The subscription '${unknownId}' does not exist or has expired.`);
+    expect(lost.json<{ Message: string }>().Message).toBe(
+      `The subscription '${unknownId}' does not exist or has expired.`,
+    );
     // Bad parameters are still answered inside Koa, before anything waits.
     const bad = await get(h, 'consumer/GetMessages', app, { subscriptionId: unknownId, timeout: 'soon' });
     expect(bad.status).toBe(400);
@@ -52,7 +72,9 @@ describe('a waiting long-poll answered outside Koa', () => {
     await waitingPolls(h, 1);
     await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Ping', data: 1 });
     expect((await waiting).status).toBe(200);
-    const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    const text = await (
+      await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
+    ).text();
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="500"\} 1\b/);
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="400"\} 1\b/);
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="200"\} 1\b/);
@@ -63,7 +85,10 @@ describe('a waiting long-poll answered outside Koa', () => {
     const h = await hub();
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
     const controller = new AbortController();
-    const gone = call(h, 'GET', 'consumer/GetMessages', app, { query: { subscriptionId: id, timeout: 10_000 }, signal: controller.signal }).catch(() => 'aborted');
+    const gone = call(h, 'GET', 'consumer/GetMessages', app, {
+      query: { subscriptionId: id, timeout: 10_000 },
+      signal: controller.signal,
+    }).catch(() => 'aborted');
     await waitingPolls(h, 1);
     controller.abort();
     expect(await gone).toBe('aborted');
@@ -78,10 +103,13 @@ describe('a waiting long-poll answered outside Koa', () => {
     const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
     // Node publishes every request the hub's server receives (a public channel): the poll's own objects.
     const seen: { request: IncomingMessage; response: ServerResponse }[] = [];
-    const onRequest = (message: unknown) => seen.push(message as { request: IncomingMessage; response: ServerResponse });
+    const onRequest = (message: unknown) =>
+      seen.push(message as { request: IncomingMessage; response: ServerResponse });
     diagnostics.subscribe('http.server.request.start', onRequest);
     try {
-      const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 10_000 } });
+      const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, {
+        query: { subscriptionId: id, timeout: 10_000 },
+      });
       await waitingPolls(h, 1);
       const poll = seen.find((s) => s.request.url?.includes('GetStateObjects'));
       expect(poll).toBeDefined();
@@ -114,7 +142,10 @@ describe('a waiting long-poll answered outside Koa', () => {
     expect(options.status).toBe(204);
     expect(options.headers.get('vary')).toBe('Origin');
     // With Origin, the CORS headers and no Vary: Origin from the hub, as before.
-    const cors = await call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: 'x', timeout: 'soon' }, headers: { Origin: 'http://console.example' } });
+    const cors = await call(h, 'GET', 'consumer/GetStateObjects', app, {
+      query: { subscriptionId: 'x', timeout: 'soon' },
+      headers: { Origin: 'http://console.example' },
+    });
     expect(cors.headers.get('access-control-allow-origin')).toBe('*');
   });
 
@@ -125,7 +156,10 @@ describe('a waiting long-poll answered outside Koa', () => {
     const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
     for (let round = 0; round < 3; round++) {
       const controller = new AbortController();
-      const gone = call(h, 'GET', 'consumer/GetStateObjects', app, { query: { subscriptionId: id, timeout: 60_000 }, signal: controller.signal }).catch(() => 'aborted');
+      const gone = call(h, 'GET', 'consumer/GetStateObjects', app, {
+        query: { subscriptionId: id, timeout: 60_000 },
+        signal: controller.signal,
+      }).catch(() => 'aborted');
       await waitingPolls(h, 1);
       controller.abort();
       expect(await gone).toBe('aborted');

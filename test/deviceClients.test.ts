@@ -25,7 +25,8 @@ describe('Arduino/ESP8266 library', () => {
   it('pushes with numeric and boolean Metadatas (returned as strings), twice on one keep-alive connection', async () => {
     const h = await hub();
     const c = await open(h.port);
-    const body = '{"Name":"Temperature","Value":21.5,"Type":"System.Double","Metadatas":{"ChipId":10976213,"Deep":true}}';
+    const body =
+      '{"Name":"Temperature","Value":21.5,"Type":"System.Double","Metadatas":{"ChipId":10976213,"Deep":true}}';
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, body));
     expect((await c.answer()).status).toBe(204);
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, body.replace('21.5', '22')));
@@ -43,18 +44,35 @@ describe('Arduino/ESP8266 library', () => {
     const stored = storedStateOf(h.dataDir);
     const c = await open(h.port);
     const before = stored.digest();
-    c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"X","Value":1,"Metadatas":{"a":{"nested":1}}}'));
+    c.write(
+      firmwareRequest(
+        'POST',
+        '/rest/platform/PushStateObject',
+        S1P1,
+        '{"Name":"X","Value":1,"Metadatas":{"a":{"nested":1}}}',
+      ),
+    );
     const refused = await c.answer();
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.body)).toEqual({
-      Message: 'The body is not valid: Metadatas.a must be a string, a number or a boolean (not null, an array or an object).',
+      Message:
+        'The body is not valid: Metadatas.a must be a string, a number or a boolean (not null, an array or an object).',
       MessageDetail: 'Field: Metadatas.a',
       Code: 'InvalidBody',
     });
-    c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"X","Value":1,"Metadatas":{"ChipId":1,"Room":null}}'));
+    c.write(
+      firmwareRequest(
+        'POST',
+        '/rest/platform/PushStateObject',
+        S1P1,
+        '{"Name":"X","Value":1,"Metadatas":{"ChipId":1,"Room":null}}',
+      ),
+    );
     const nullValue = await c.answer();
     expect(nullValue.status).toBe(400);
-    expect(JSON.parse(nullValue.body)).toMatchObject({ Message: expect.stringMatching(/Metadatas\.Room must be a string, a number or a boolean/) });
+    expect(JSON.parse(nullValue.body)).toMatchObject({
+      Message: expect.stringMatching(/Metadatas\.Room must be a string, a number or a boolean/),
+    });
     c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{not json'));
     expect((await c.answer()).status).toBe(400);
     expect(stored.digest()).toBe(before);
@@ -70,10 +88,20 @@ describe('Arduino/ESP8266 library', () => {
   it('a delayed 403 on a POST whose body was never read leaves the connection in step', async () => {
     const h = await hub({ options: { authFailureDelayMs: 200 } });
     const c = await open(h.port);
-    c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', { ...S1P1, AccessKey: 'wrong' }, '{"Name":"X","Value":1}'));
+    c.write(
+      firmwareRequest(
+        'POST',
+        '/rest/platform/PushStateObject',
+        { ...S1P1, AccessKey: 'wrong' },
+        '{"Name":"X","Value":1}',
+      ),
+    );
     const refused = await c.answer();
     expect(refused.status).toBe(403);
-    expect(JSON.parse(refused.body)).toEqual({ Message: 'Authorization has been denied for this request.', Code: 'AccessDenied' });
+    expect(JSON.parse(refused.body)).toEqual({
+      Message: 'Authorization has been denied for this request.',
+      Code: 'AccessDenied',
+    });
     c.write(firmwareRequest('GET', '/rest/platform/CheckAccess', S1P1));
     expect((await c.answer()).status).toBe(200);
   });
@@ -84,7 +112,9 @@ describe('scripts from the documentation', () => {
     const h = await hub();
     const c = await open(h.port);
     const query = `SentinelName=Consumer&PackageName=PowerShell&AccessKey=${DEV_KEY}&scope=All&key=Hello&data=%22x%22`;
-    c.write(`GET //rest/consumer/SendMessage?${query} HTTP/1.1\r\nHost: localhost:8088\r\nConnection: Keep-Alive\r\n\r\n`);
+    c.write(
+      `GET //rest/consumer/SendMessage?${query} HTTP/1.1\r\nHost: localhost:8088\r\nConnection: Keep-Alive\r\n\r\n`,
+    );
     expect((await c.answer()).status).toBe(204);
     c.write(`GET //rest///consumer//CheckAccess?${query} HTTP/1.1\r\nHost: localhost:8088\r\n\r\n`);
     expect((await c.answer()).status).toBe(200);
@@ -110,7 +140,9 @@ describe('failed authentications and device time-outs', () => {
   });
 
   it('an address past the failure limit gets 429 at once with Retry-After and a closed connection, even with the right key', async () => {
-    const h = await hub({ options: { authFailureDelayMs: 50, authFailureStepMs: 50, authFailureMaxDelayMs: 150, authFailureLimit: 3 } });
+    const h = await hub({
+      options: { authFailureDelayMs: 50, authFailureStepMs: 50, authFailureMaxDelayMs: 150, authFailureLimit: 3 },
+    });
     const wrong = { ...S1P1, AccessKey: 'wrong' };
     const c = await open(h.port, '127.0.0.3');
     for (let i = 0; i < 3; i++) {
@@ -122,7 +154,9 @@ describe('failed authentications and device time-outs', () => {
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(blocked.headers.get('connection')).toBe('close');
-    expect(JSON.parse(blocked.body)).toMatchObject({ Message: expect.stringMatching(/Too many failed authentications/) });
+    expect(JSON.parse(blocked.body)).toMatchObject({
+      Message: expect.stringMatching(/Too many failed authentications/),
+    });
     await c.closedByServer();
     // Another address is not affected.
     const other = await open(h.port, '127.0.0.4');
@@ -178,7 +212,11 @@ describe('request bodies', () => {
       const answer = await c.answer();
       expect(answer.status).toBe(408);
       expect(answer.headers.get('connection')).toBe('close');
-      expect(JSON.parse(answer.body)).toEqual({ Message: 'The request did not arrive within 1 s.', MessageDetail: 'Send the request line and headers at once.', Code: 'HeadersTimeout' });
+      expect(JSON.parse(answer.body)).toEqual({
+        Message: 'The request did not arrive within 1 s.',
+        MessageDetail: 'Send the request line and headers at once.',
+        Code: 'HeadersTimeout',
+      });
       await c.closedByServer();
     } finally {
       clearInterval(trickle);
@@ -199,15 +237,27 @@ describe('request bodies', () => {
     for (const encoding of ['gzip', 'br', 'deflate', 'x-unknown']) {
       const c = await open(h.port);
       const body = '{"Name":"Enc","Value":1}';
-      c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, body).replace('Content-Type', `Content-Encoding: ${encoding}\r\nContent-Type`));
+      c.write(
+        firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, body).replace(
+          'Content-Type',
+          `Content-Encoding: ${encoding}\r\nContent-Type`,
+        ),
+      );
       const answer = await c.answer();
       expect(answer.status).toBe(415);
-      expect(JSON.parse(answer.body)).toMatchObject({ Message: expect.stringMatching(new RegExp(`'${encoding}' is not supported`)) });
+      expect(JSON.parse(answer.body)).toMatchObject({
+        Message: expect.stringMatching(new RegExp(`'${encoding}' is not supported`)),
+      });
     }
     expect(stored.digest()).toBe(before);
     stored.close();
     const c = await open(h.port);
-    c.write(firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"Enc","Value":1}').replace('Content-Type', 'Content-Encoding: identity\r\nContent-Type'));
+    c.write(
+      firmwareRequest('POST', '/rest/platform/PushStateObject', S1P1, '{"Name":"Enc","Value":1}').replace(
+        'Content-Type',
+        'Content-Encoding: identity\r\nContent-Type',
+      ),
+    );
     expect((await c.answer()).status).toBe(204);
   });
 });

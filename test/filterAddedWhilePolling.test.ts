@@ -22,7 +22,12 @@ const POLL_TIMEOUT_MS = 20_000;
  * first, and the addition is answered before the poll waits. Returns the waiting poll (in an object:
  * an async function returning the promise itself would wait for its answer).
  */
-async function addWhilePollRegisters(h: TestHub, poll: () => Promise<Reply>, add: () => Promise<Reply>, id: string): Promise<{ polling: Promise<Reply> }> {
+async function addWhilePollRegisters(
+  h: TestHub,
+  poll: () => Promise<Reply>,
+  add: () => Promise<Reply>,
+  id: string,
+): Promise<{ polling: Promise<Reply> }> {
   const shell = new Sqlite(path.join(h.dataDir, 'hub.db'));
   try {
     shell.exec('BEGIN IMMEDIATE');
@@ -68,7 +73,12 @@ describe('added while a poll registers', () => {
       id,
     );
     const sentAt = Date.now();
-    const sent = await get(h, 'platform/SendMessage', p1, { scope: 'Group', args: 'Garden', key: 'Water', data: 'null' });
+    const sent = await get(h, 'platform/SendMessage', p1, {
+      scope: 'Group',
+      args: 'Garden',
+      key: 'Water',
+      data: 'null',
+    });
     expect(sent.status).toBe(204);
     const answer = await polling;
     expect(answer.status).toBe(200);

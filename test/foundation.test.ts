@@ -38,7 +38,11 @@ describe('first start', () => {
     const hub = track(await startTestHub({ dataDir, config: null, options: { adminKey: 'first-start-key' } }));
     const config = parseConfigurationFile(fs.readFileSync(path.join(dataDir, 'hub.config.xml'), 'utf8')).config;
     expect(config.listenUris).toEqual(['http://+:8088/']);
-    expect(config.credentials[0]).toMatchObject({ accessKey: 'first-start-key', enableManagementAPI: true, enableControlHub: true });
+    expect(config.credentials[0]).toMatchObject({
+      accessKey: 'first-start-key',
+      enableManagementAPI: true,
+      enableControlHub: true,
+    });
     const ok = await get(hub, 'management/CheckAccess', { ...admin, AccessKey: 'first-start-key' });
     expect(ok.status).toBe(200);
     expect(ok.text).toBe('');
@@ -47,7 +51,9 @@ describe('first start', () => {
   it('generates a random key when HUB_ADMIN_KEY is not set, and reports it once', async () => {
     const hub = track(await startTestHub({ config: null }));
     expect(hub.generatedAdminKey).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-    expect((await get(hub, 'management/CheckAccess', { ...admin, AccessKey: hub.generatedAdminKey as string })).status).toBe(200);
+    expect(
+      (await get(hub, 'management/CheckAccess', { ...admin, AccessKey: hub.generatedAdminKey as string })).status,
+    ).toBe(200);
   });
 });
 
@@ -74,7 +80,11 @@ describe('authentication', () => {
     const hub = track(await startTestHub());
     const reply = await get(hub, `${iface}/CheckAccess`, identity);
     expect(reply.status).toBe(status);
-    if (status === 403) expect(reply.json()).toEqual({ Message: 'Authorization has been denied for this request.', Code: 'AccessDenied' });
+    if (status === 403)
+      expect(reply.json()).toEqual({
+        Message: 'Authorization has been denied for this request.',
+        Code: 'AccessDenied',
+      });
   });
 
   it('accepts the three values as headers, and the query wins over headers', async () => {
@@ -123,12 +133,20 @@ describe('routing and errors', () => {
     const malformed = await post(hub, 'consumer/SendMessage', consumer(), '{"Scope": ');
     expect(malformed.status).toBe(400);
     expect(malformed.json<{ Message: string }>().Message).toMatch(/not valid JSON/);
-    const big = await post(hub, 'consumer/SendMessage', consumer(), { Scope: { Scope: 'All' }, Key: 'k', Data: 'x'.repeat(5000) });
+    const big = await post(hub, 'consumer/SendMessage', consumer(), {
+      Scope: { Scope: 'All' },
+      Key: 'k',
+      Data: 'x'.repeat(5000),
+    });
     expect(big.status).toBe(413);
     expect(big.json<{ Message: string }>().Message).toMatch(/too large/);
     expect((await get(hub, 'consumer/CheckAccess', consumer())).status).toBe(200);
     // Without a valid key the body is never read: 403, not 413, and the connection still serves.
-    const stranger = await post(hub, 'consumer/SendMessage', consumer('App', 'wrong-key-0001'), { Scope: { Scope: 'All' }, Key: 'k', Data: 'x'.repeat(5000) });
+    const stranger = await post(hub, 'consumer/SendMessage', consumer('App', 'wrong-key-0001'), {
+      Scope: { Scope: 'All' },
+      Key: 'k',
+      Data: 'x'.repeat(5000),
+    });
     expect(stranger.status).toBe(403);
   });
 
@@ -136,14 +154,23 @@ describe('routing and errors', () => {
     const hub = track(await startTestHub());
     const response = await fetch(`${hub.url}/rest/consumer/SendMessage`, {
       method: 'OPTIONS',
-      headers: { Origin: 'http://dashboard.local', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
+      headers: {
+        Origin: 'http://dashboard.local',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
-    const plain = await fetch(`${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`, { headers: { Origin: 'http://x' } });
+    const plain = await fetch(
+      `${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`,
+      { headers: { Origin: 'http://x' } },
+    );
     expect(plain.headers.get('access-control-allow-origin')).toBe('*');
     // Without Origin (scripts, devices) no CORS headers, but caches are told the answer depends on it.
-    const noOrigin = await fetch(`${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`);
+    const noOrigin = await fetch(
+      `${hub.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=A&AccessKey=${DEV_KEY}`,
+    );
     expect(noOrigin.status).toBe(200);
     expect(noOrigin.headers.get('access-control-allow-origin')).toBeNull();
     expect(noOrigin.headers.get('vary')).toBe('Origin');
@@ -174,12 +201,18 @@ describe('restarts and a broken configuration', () => {
   it('keeps configuration and data across a stop and start on the same directory', async () => {
     const dataDir = tempDir();
     const first = await startTestHub({ dataDir });
-    expect((await get(first, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Kept', value: 7 })).status).toBe(204);
-    expect((await post(first, 'management/credentials', admin, { Name: 'Late', AccessKey: 'late-key-0001' })).status).toBe(200);
+    expect((await get(first, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Kept', value: 7 })).status).toBe(
+      204,
+    );
+    expect(
+      (await post(first, 'management/credentials', admin, { Name: 'Late', AccessKey: 'late-key-0001' })).status,
+    ).toBe(200);
     await first.stop();
     const second = track(await startTestHub({ dataDir }));
     expect((await get(second, 'consumer/CheckAccess', consumer('App', 'late-key-0001'))).status).toBe(200);
-    const objects = (await get(second, 'consumer/RequestStateObjects', consumer(), { name: 'Kept' })).json<{ Value: number }[]>();
+    const objects = (await get(second, 'consumer/RequestStateObjects', consumer(), { name: 'Kept' })).json<
+      { Value: number }[]
+    >();
     expect(objects.map((o) => o.Value)).toEqual([7]);
   });
 
@@ -190,13 +223,17 @@ describe('restarts and a broken configuration', () => {
     await first.stop();
     const dbFile = path.join(dataDir, 'hub.db');
     const before = fs.readFileSync(dbFile);
-    const broken = fs.readFileSync(path.join(dataDir, 'hub.config.xml'), 'utf8').replace('credential="Dev"', 'credential="Missing"');
+    const broken = fs
+      .readFileSync(path.join(dataDir, 'hub.config.xml'), 'utf8')
+      .replace('credential="Dev"', 'credential="Missing"');
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), broken);
     await expect(startTestHub({ dataDir })).rejects.toThrow(/unknown credential "Missing"/);
     expect(fs.readFileSync(dbFile).equals(before)).toBe(true);
     const sqlite = new Database(dbFile, { readonly: true });
     // The newest applied version in the history is still the file as the first start read it.
-    const latest = sqlite.prepare('select text from configuration_versions order by id desc limit 1').get() as { text: string };
+    const latest = sqlite.prepare('select text from configuration_versions order by id desc limit 1').get() as {
+      text: string;
+    };
     expect(latest.text).toContain('credential="Dev"');
     expect(latest.text).not.toContain('credential="Missing"');
     sqlite.close();

@@ -24,19 +24,28 @@ describe('HEAD on the interfaces', () => {
     const objects = idOf(await get(h, 'consumer/SubscribeToStateObjects', consumer(), { name: 'Temp' }));
     const messages = idOf(await get(h, 'consumer/SubscribeToMessage', consumer()));
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temp', value: 21 })).status).toBe(204);
-    expect((await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Hello', data: 1 })).status).toBe(204);
+    expect(
+      (await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Hello', data: 1 })).status,
+    ).toBe(204);
     const before = stored.digest();
 
-    for (const [action, subscriptionId] of [['consumer/GetStateObjects', objects], ['consumer/GetMessages', messages]]) {
+    for (const [action, subscriptionId] of [
+      ['consumer/GetStateObjects', objects],
+      ['consumer/GetMessages', messages],
+    ]) {
       const head = await call(h, 'HEAD', action, consumer(), { query: { subscriptionId, timeout: 0 } });
       expect(head.status).toBe(405);
       expect(head.headers.get('allow')).toBe('GET, POST');
     }
     expect(stored.digest()).toBe(before);
 
-    const updates = (await get(h, 'consumer/GetStateObjects', consumer(), { subscriptionId: objects, timeout: 0 })).json<{ StateObject: { Value: unknown } }[]>();
+    const updates = (
+      await get(h, 'consumer/GetStateObjects', consumer(), { subscriptionId: objects, timeout: 0 })
+    ).json<{ StateObject: { Value: unknown } }[]>();
     expect(updates.map((u) => u.StateObject.Value)).toEqual([21]);
-    const received = (await get(h, 'consumer/GetMessages', consumer(), { subscriptionId: messages, timeout: 0 })).json<{ Key: string }[]>();
+    const received = (await get(h, 'consumer/GetMessages', consumer(), { subscriptionId: messages, timeout: 0 })).json<
+      { Key: string }[]
+    >();
     expect(received.map((m) => m.Key)).toEqual(['Hello']);
   });
 
@@ -59,9 +68,14 @@ describe('HEAD on the interfaces', () => {
     }
     expect(stored.digest()).toBe(before);
     // The body of the same refusal, as GET-less clients would see it with another method.
-    const put = await call(h, 'PUT', 'platform/PushStateObject', pkg('S1', 'P1'), { query: { name: 'ByPut', value: 1 } });
+    const put = await call(h, 'PUT', 'platform/PushStateObject', pkg('S1', 'P1'), {
+      query: { name: 'ByPut', value: 1 },
+    });
     expect(put.status).toBe(405);
-    expect(put.json()).toEqual({ Message: 'The requested resource does not support this HTTP method.', Code: 'MethodNotAllowed' });
+    expect(put.json()).toEqual({
+      Message: 'The requested resource does not support this HTTP method.',
+      Code: 'MethodNotAllowed',
+    });
   });
 
   it('HEAD outside the interfaces keeps working: /health, /ready', async () => {

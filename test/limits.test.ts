@@ -22,24 +22,44 @@ function getFrom(localAddress: string, port: number, path: string): Promise<{ st
 describe('limits that keep one client from hurting the others', () => {
   it('caps the long-polls waiting per credential with a JSON 429', async () => {
     const h = await hub({ options: { maxPollsPerCredential: 2 } });
-    const ids = await Promise.all(['A', 'B', 'C'].map(async (n) => idOf(await get(h, 'consumer/SubscribeToMessage', consumer(n)))));
-    const waiting = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
+    const ids = await Promise.all(
+      ['A', 'B', 'C'].map(async (n) => idOf(await get(h, 'consumer/SubscribeToMessage', consumer(n)))),
+    );
+    const waiting = ids
+      .slice(0, 2)
+      .map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
     await waitingPolls(h, 2);
     const third = await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 });
     expect(third.status).toBe(429);
     expect(third.json<{ Message: string }>().Message).toMatch(/long-polls waiting/);
     // Another credential is not affected.
     const other = idOf(await get(h, 'platform/SubscribeToMessage', pkg('S2', 'P1', 'other-key-0001')));
-    expect((await get(h, 'platform/GetMessages', pkg('S2', 'P1', 'other-key-0001'), { subscriptionId: other, timeout: 0 })).status).toBe(200);
+    expect(
+      (await get(h, 'platform/GetMessages', pkg('S2', 'P1', 'other-key-0001'), { subscriptionId: other, timeout: 0 }))
+        .status,
+    ).toBe(200);
     expect((await Promise.all(waiting)).map((r) => r.status)).toEqual([200, 200]);
-    expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 0 })).status).toBe(200);
+    expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 0 })).status).toBe(
+      200,
+    );
     // Refused polls (429, an unknown subscription) take no slot and give none back: still exactly two.
     for (let i = 0; i < 3; i++) {
-      expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: '00000000-0000-0000-0000-000000000009', timeout: 1000 })).status).toBe(500);
+      expect(
+        (
+          await get(h, 'consumer/GetMessages', consumer('C'), {
+            subscriptionId: '00000000-0000-0000-0000-000000000009',
+            timeout: 1000,
+          })
+        ).status,
+      ).toBe(500);
     }
-    const again = ids.slice(0, 2).map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
+    const again = ids
+      .slice(0, 2)
+      .map((id, i) => get(h, 'consumer/GetMessages', consumer(['A', 'B'][i]), { subscriptionId: id, timeout: 1000 }));
     await waitingPolls(h, 2);
-    expect((await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 })).status).toBe(429);
+    expect(
+      (await get(h, 'consumer/GetMessages', consumer('C'), { subscriptionId: ids[2], timeout: 1000 })).status,
+    ).toBe(429);
     expect((await Promise.all(again)).map((r) => r.status)).toEqual([200, 200]);
   });
 
@@ -54,12 +74,18 @@ describe('limits that keep one client from hurting the others', () => {
     const elsewhere = await getFrom('127.0.0.2', h.port, bad);
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.ms).toBeLessThan(350);
-    const good = await getFrom('127.0.0.1', h.port, `/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=${DEV_KEY}`);
+    const good = await getFrom(
+      '127.0.0.1',
+      h.port,
+      `/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=${DEV_KEY}`,
+    );
     expect(good.status).toBe(200);
   });
 
   it('behind a trusted proxy, counts failures per X-Forwarded-For address', async () => {
-    const h = await hub({ options: { authFailureDelayMs: 0, authFailureStepMs: 500, authFailureMaxDelayMs: 2000, trustProxy: true } });
+    const h = await hub({
+      options: { authFailureDelayMs: 0, authFailureStepMs: 500, authFailureMaxDelayMs: 2000, trustProxy: true },
+    });
     const bad = `${h.url}/rest/consumer/CheckAccess?SentinelName=Consumer&PackageName=X&AccessKey=wrong`;
     const timed = async (forwardedFor: string) => {
       const started = Date.now();

@@ -36,7 +36,9 @@ describe('a write lock held by another process', () => {
     } finally {
       shell.close();
     }
-    const objects = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Locked' })).json<{ Value: unknown }[]>();
+    const objects = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Locked' })).json<
+      { Value: unknown }[]
+    >();
     expect(objects.map((o) => o.Value)).toEqual([7]);
   });
 
@@ -56,11 +58,13 @@ describe('a write lock held by another process', () => {
       shell.close();
     }
     expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Late', value: 2 })).status).toBe(204);
-    const objects = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Late' })).json<{ Value: unknown }[]>();
+    const objects = (await get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Late' })).json<
+      { Value: unknown }[]
+    >();
     expect(objects.map((o) => o.Value)).toEqual([2]);
   });
 
-  it('makes WriteLog, a first-time caller\'s SendMessage and a new caller\'s subscription wait for the lock like a push', async () => {
+  it("makes WriteLog, a first-time caller's SendMessage and a new caller's subscription wait for the lock like a push", async () => {
     const h = await hub();
     const shell = shellHoldingWriteLock(h.dataDir);
     let settled = 0;
@@ -84,14 +88,20 @@ describe('a write lock held by another process', () => {
 
   it('answers reads while a write through Kysely waits for the lock', async () => {
     const h = await hub();
-    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Readable', value: 5 })).status).toBe(204);
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Readable', value: 5 })).status).toBe(
+      204,
+    );
     const shell = shellHoldingWriteLock(h.dataDir);
     try {
       // A caller never seen is recorded through Kysely: that write waits for the lock…
-      const waiting = get(h, 'consumer/SendMessage', consumer('FirstTime'), { scope: 'All', key: 'K' }).then(() => 'write');
+      const waiting = get(h, 'consumer/SendMessage', consumer('FirstTime'), { scope: 'All', key: 'K' }).then(
+        () => 'write',
+      );
       await sleep(150);
       // …and a read through the same connection does not wait behind it.
-      const read = get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Readable' }).then((r) => (r.status === 200 ? 'read' : `read ${r.status}`));
+      const read = get(h, 'consumer/RequestStateObjects', consumer(), { name: 'Readable' }).then((r) =>
+        r.status === 200 ? 'read' : `read ${r.status}`,
+      );
       expect(await Promise.race([waiting, read])).toBe('read');
       shell.exec('COMMIT');
       expect(await waiting).toBe('write');

@@ -10,7 +10,8 @@ import { waitingPolls } from './support/waitingPolls.js';
 const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
 
-const metrics = async (h: { url: string }) => (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+const metrics = async (h: { url: string }) =>
+  (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
 
 async function lastLogId(h: { url: string }): Promise<number> {
   await get(h, 'platform/WriteLog', p1, { message: 'before' });
@@ -22,16 +23,23 @@ describe('following the package logs', () => {
   it('answers a follow woken by a WriteLog with the entries after the cursor, and leaves no waiter', async () => {
     const h = await hub();
     const after = await lastLogId(h);
-    const following = call(h, 'GET', 'management/logs', admin, { query: { after, timeout: 10_000 }, headers: { Origin: 'http://console.example' } });
+    const following = call(h, 'GET', 'management/logs', admin, {
+      query: { after, timeout: 10_000 },
+      headers: { Origin: 'http://console.example' },
+    });
     await waitingPolls(h, 1);
     await get(h, 'platform/WriteLog', p1, { message: 'new', level: 'Warn' });
     const woken = await following;
     expect(woken.status).toBe(200);
-    expect(woken.json<{ Message: string; Level: string }[]>().map((l) => [l.Level, l.Message])).toEqual([['Warn', 'new']]);
+    expect(woken.json<{ Message: string; Level: string }[]>().map((l) => [l.Level, l.Message])).toEqual([
+      ['Warn', 'new'],
+    ]);
     expect(woken.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(woken.headers.get('access-control-allow-origin')).toBe('*');
     await waitingPolls(h, 0);
-    expect(await metrics(h)).toMatch(/hub_http_requests_total\{interface="management",action="logs",status="200"\} 2\b/);
+    expect(await metrics(h)).toMatch(
+      /hub_http_requests_total\{interface="management",action="logs",status="200"\} 2\b/,
+    );
   });
 
   it('answers an empty array when nothing is written before the timeout, and leaves no waiter', async () => {
@@ -52,7 +60,10 @@ describe('following the package logs', () => {
     const h = await hub();
     const after = await lastLogId(h);
     const controller = new AbortController();
-    const gone = call(h, 'GET', 'management/logs', admin, { query: { after, timeout: 60_000 }, signal: controller.signal }).catch(() => 'aborted');
+    const gone = call(h, 'GET', 'management/logs', admin, {
+      query: { after, timeout: 60_000 },
+      signal: controller.signal,
+    }).catch(() => 'aborted');
     await waitingPolls(h, 1);
     controller.abort();
     expect(await gone).toBe('aborted');

@@ -3,7 +3,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfigurationFile } from '../src/config/xmlFile.js';
-import { admin, call, consumer, get, pkg, post, startTestHub, tempDir, hubsStoppedAfterEach } from './support/testHub.js';
+import {
+  admin,
+  call,
+  consumer,
+  get,
+  pkg,
+  post,
+  startTestHub,
+  tempDir,
+  hubsStoppedAfterEach,
+} from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
 type Hub = TestHub;
@@ -16,16 +26,29 @@ describe('server and license', () => {
   it("reports the version as a JSON string: package.json's", async () => {
     const h = await hub();
     const reply = await get(h, 'management/server/version', admin);
-    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(reply.json()).toBe(version);
   });
 
   it('starts with the Community license and enforces posted limits with 409', async () => {
     const h = await hub();
     expect((await get(h, 'management/license', admin)).json()).toEqual({
-      Licensee: 'Community', Edition: 'Community', ExpirationDate: null, MaxSentinels: null, MaxPackageInstances: null, IsExpired: false,
+      Licensee: 'Community',
+      Edition: 'Community',
+      ExpirationDate: null,
+      MaxSentinels: null,
+      MaxPackageInstances: null,
+      IsExpired: false,
     });
-    const posted = await post(h, 'management/license', admin, { Licensee: 'Home', Edition: 'Pro', ExpirationDate: '2030-01-01T00:00:00Z', MaxSentinels: 2, MaxPackageInstances: 3 });
+    const posted = await post(h, 'management/license', admin, {
+      Licensee: 'Home',
+      Edition: 'Pro',
+      ExpirationDate: '2030-01-01T00:00:00Z',
+      MaxSentinels: 2,
+      MaxPackageInstances: 3,
+    });
     expect(posted.json()).toMatchObject({ Licensee: 'Home', MaxSentinels: 2, IsExpired: false });
     const third = await post(h, 'management/sentinels', admin, { Name: 'S3', Credential: 'Dev' });
     expect(third.status).toBe(409);
@@ -40,9 +63,19 @@ describe('server and license', () => {
 describe('sentinels and package instances', () => {
   it('adds, modifies, lists and deletes sentinels, rewriting the file', async () => {
     const h = await hub();
-    expect((await post(h, 'management/sentinels', admin, { Name: 'S3', Credential: 'Dev' })).json()).toEqual({ Name: 'S3', Credential: 'Dev', Packages: [] });
-    expect((await post(h, 'management/sentinels', admin, { Name: 'S3', Credential: 'Other' })).json()).toMatchObject({ Credential: 'Other' });
-    expect((await get(h, 'management/sentinels', admin)).json<{ Name: string }[]>().map((s) => s.Name)).toEqual(['S1', 'S2', 'S3']);
+    expect((await post(h, 'management/sentinels', admin, { Name: 'S3', Credential: 'Dev' })).json()).toEqual({
+      Name: 'S3',
+      Credential: 'Dev',
+      Packages: [],
+    });
+    expect((await post(h, 'management/sentinels', admin, { Name: 'S3', Credential: 'Other' })).json()).toMatchObject({
+      Credential: 'Other',
+    });
+    expect((await get(h, 'management/sentinels', admin)).json<{ Name: string }[]>().map((s) => s.Name)).toEqual([
+      'S1',
+      'S2',
+      'S3',
+    ]);
     expect(fileOf(h).sentinels.map((s) => s.name)).toEqual(['S1', 'S2', 'S3']);
     expect((await del(h, 'management/sentinels/S3')).status).toBe(204);
     expect((await del(h, 'management/sentinels/S3')).status).toBe(404);
@@ -55,7 +88,9 @@ describe('sentinels and package instances', () => {
   it('loses none of many concurrent management writes', async () => {
     const h = await hub();
     const replies = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => post(h, 'management/sentinels', admin, { Name: `C${i}`, Credential: 'Dev' })),
+      Array.from({ length: 12 }, (_, i) =>
+        post(h, 'management/sentinels', admin, { Name: `C${i}`, Credential: 'Dev' }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(12).fill(200));
     const names = (await get(h, 'management/sentinels', admin)).json<{ Name: string }[]>().map((s) => s.Name);
@@ -70,11 +105,39 @@ describe('sentinels and package instances', () => {
   it('adds an instance with the defaults of the specification and modifies it', async () => {
     const h = await hub();
     const added = await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3' });
-    expect(added.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: null, Enable: true, Credential: 'Dev', AutoStart: true, Groups: [], IsVirtual: true, PackageFileMissing: false });
-    const modified = await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3', PackageFile: 'p3.zip', Enable: false, Credential: 'Other', AutoStart: false });
-    expect(modified.json()).toEqual({ Sentinel: 'S1', Name: 'P3', PackageFile: 'p3.zip', Enable: false, Credential: 'Other', AutoStart: false, Groups: [], IsVirtual: false, PackageFileMissing: true });
+    expect(added.json()).toEqual({
+      Sentinel: 'S1',
+      Name: 'P3',
+      PackageFile: null,
+      Enable: true,
+      Credential: 'Dev',
+      AutoStart: true,
+      Groups: [],
+      IsVirtual: true,
+      PackageFileMissing: false,
+    });
+    const modified = await post(h, 'management/sentinels/S1/packages', admin, {
+      Name: 'P3',
+      PackageFile: 'p3.zip',
+      Enable: false,
+      Credential: 'Other',
+      AutoStart: false,
+    });
+    expect(modified.json()).toEqual({
+      Sentinel: 'S1',
+      Name: 'P3',
+      PackageFile: 'p3.zip',
+      Enable: false,
+      Credential: 'Other',
+      AutoStart: false,
+      Groups: [],
+      IsVirtual: false,
+      PackageFileMissing: true,
+    });
     expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toEqual(modified.json());
-    expect((await get(h, 'management/sentinels/S1/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name)).toEqual(['P1', 'P2', 'P3']);
+    expect(
+      (await get(h, 'management/sentinels/S1/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name),
+    ).toEqual(['P1', 'P2', 'P3']);
     expect((await del(h, 'management/sentinels/S1/packages/P3')).status).toBe(204);
     expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).status).toBe(404);
     expect((await get(h, 'management/sentinels/S9/packages', admin)).status).toBe(404);
@@ -94,12 +157,27 @@ describe('sentinels and package instances', () => {
     expect((await get(h, `${base}/groups`, admin)).json()).toEqual([]);
     expect((await post(h, `${base}/groups`, admin, ['Kitchen', 'Lights'])).json()).toEqual(['Kitchen', 'Lights']);
     expect((await get(h, `${base}`, admin)).json()).toMatchObject({ Groups: ['Kitchen', 'Lights'] });
-    expect((await post(h, `${base}/settings`, admin, { A: 'x', B: 2, C: [1, 2], D: { e: true } })).json()).toEqual({ A: 'x', B: '2', C: '[1,2]', D: '{"e":true}' });
+    expect((await post(h, `${base}/settings`, admin, { A: 'x', B: 2, C: [1, 2], D: { e: true } })).json()).toEqual({
+      A: 'x',
+      B: '2',
+      C: '[1,2]',
+      D: '{"e":true}',
+    });
     expect((await get(h, `${base}/settings`, admin)).json()).toEqual({ A: 'x', B: '2', C: '[1,2]', D: '{"e":true}' });
     expect(fileOf(h).sentinels[0].packages[1].settings).toContainEqual({ key: 'C', kind: 'content', value: '[1,2]' });
-    const global = { RestartAfterFailure: true, NumberOfRetry: 3, ResetCounterAfterMinutes: 15, RestartPackageAfterSeconds: 30 };
+    const global = {
+      RestartAfterFailure: true,
+      NumberOfRetry: 3,
+      ResetCounterAfterMinutes: 15,
+      RestartPackageAfterSeconds: 30,
+    };
     expect((await get(h, `${base}/recoveryoptions`, admin)).json()).toEqual(global);
-    const own = { RestartAfterFailure: false, NumberOfRetry: 1, ResetCounterAfterMinutes: 2, RestartPackageAfterSeconds: 3 };
+    const own = {
+      RestartAfterFailure: false,
+      NumberOfRetry: 1,
+      ResetCounterAfterMinutes: 2,
+      RestartPackageAfterSeconds: 3,
+    };
     expect((await post(h, `${base}/recoveryoptions`, admin, own)).json()).toEqual(own);
     expect((await get(h, `${base}/recoveryoptions`, admin)).json()).toEqual(own);
     const newGlobal = { ...global, NumberOfRetry: 9 };
@@ -123,7 +201,9 @@ describe('sentinels and package instances', () => {
     expect(missing.json<{ Message: string }>().Message).toBe('The body is not valid: Name is required.');
     // Said as the hub says things, not in the validation library's words.
     const long = await post(h, 'management/credentials', admin, { Name: 'Long', AccessKey: 'k'.repeat(257) });
-    expect(long.json<{ Message: string }>().Message).toBe('The body is not valid: AccessKey must be at most 256 characters.');
+    expect(long.json<{ Message: string }>().Message).toBe(
+      'The body is not valid: AccessKey must be at most 256 characters.',
+    );
     const wrongType = await post(h, 'management/credentials', admin, { Name: 'Typed', AccessKey: 12345678 });
     expect(wrongType.json<{ Message: string }>().Message).toBe('The body is not valid: AccessKey must be a string.');
   });
@@ -135,10 +215,22 @@ describe('credentials', () => {
     const list = (await get(h, 'management/credentials', admin)).json<Record<string, unknown>[]>();
     expect(list.map((c) => c.Name)).toEqual(['Admin', 'Dev', 'Other', 'Disabled']);
     expect(list.every((c) => !('AccessKey' in c))).toBe(true);
-    const withKeys = (await get(h, 'management/credentials', admin, { includeAccessKeys: 'true' })).json<{ AccessKey: string }[]>();
+    const withKeys = (await get(h, 'management/credentials', admin, { includeAccessKeys: 'true' })).json<
+      { AccessKey: string }[]
+    >();
     expect(withKeys[1].AccessKey).toBe('dev-key-0001');
-    const added = await post(h, 'management/credentials', admin, { Name: 'New', AccessKey: 'new-key-0001', EnableManagementAPI: true });
-    expect(added.json()).toEqual({ Name: 'New', Enable: true, EnableControlHub: false, EnableManagementAPI: true, EnableDeveloperAccess: false });
+    const added = await post(h, 'management/credentials', admin, {
+      Name: 'New',
+      AccessKey: 'new-key-0001',
+      EnableManagementAPI: true,
+    });
+    expect(added.json()).toEqual({
+      Name: 'New',
+      Enable: true,
+      EnableControlHub: false,
+      EnableManagementAPI: true,
+      EnableDeveloperAccess: false,
+    });
     expect((await get(h, 'management/CheckAccess', { ...admin, AccessKey: 'new-key-0001' })).status).toBe(200);
   });
 
@@ -160,7 +252,15 @@ describe('credentials', () => {
     expect(inUse.json<{ Message: string }>().Message).toMatch(/sentinel 'S1'/);
     const last = await del(h, 'management/credentials/Admin');
     expect(last.status).toBe(409);
-    expect((await post(h, 'management/credentials', admin, { Name: 'Admin', AccessKey: 'admin-key-0001', EnableManagementAPI: false })).status).toBe(409);
+    expect(
+      (
+        await post(h, 'management/credentials', admin, {
+          Name: 'Admin',
+          AccessKey: 'admin-key-0001',
+          EnableManagementAPI: false,
+        })
+      ).status,
+    ).toBe(409);
     expect((await del(h, 'management/credentials/Disabled')).status).toBe(204);
     expect((await del(h, 'management/credentials/Disabled')).status).toBe(404);
     expect((await get(h, 'management/CheckAccess', admin)).status).toBe(200);
@@ -174,19 +274,31 @@ describe('credentials', () => {
       Groups: { DefaultAuthorization: 'Allow', Authorizations: [] },
     });
     const rules = {
-      StateObjects: { DefaultAuthorization: 'Allow', Authorizations: [{ Id: 1, Authorization: 'Deny', Name: 'Secret' }] },
+      StateObjects: {
+        DefaultAuthorization: 'Allow',
+        Authorizations: [{ Id: 1, Authorization: 'Deny', Name: 'Secret' }],
+      },
       Messages: { DefaultAuthorization: 'Deny', Authorizations: [] },
     };
     const set = await post(h, 'management/credentials/Dev/authorizations', admin, rules);
     expect(set.json()).toEqual({
-      StateObjects: { DefaultAuthorization: 'Allow', Authorizations: [{ Id: '1', Authorization: 'Deny', SentinelName: '*', PackageName: '*', Name: 'Secret' }] },
+      StateObjects: {
+        DefaultAuthorization: 'Allow',
+        Authorizations: [{ Id: '1', Authorization: 'Deny', SentinelName: '*', PackageName: '*', Name: 'Secret' }],
+      },
       Messages: { DefaultAuthorization: 'Deny', Authorizations: [] },
       Groups: { DefaultAuthorization: 'Allow', Authorizations: [] },
     });
     expect((await get(h, 'consumer/SendMessage', consumer(), { scope: 'All', key: 'K' })).status).toBe(403);
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Secret', value: 1 });
     expect((await get(h, 'consumer/RequestStateObjects', consumer())).json()).toEqual([]);
-    expect((await post(h, 'management/credentials/Dev/authorizations', admin, { Messages: { DefaultAuthorization: 'Maybe' } })).status).toBe(400);
+    expect(
+      (
+        await post(h, 'management/credentials/Dev/authorizations', admin, {
+          Messages: { DefaultAuthorization: 'Maybe' },
+        })
+      ).status,
+    ).toBe(400);
     expect((await get(h, 'management/credentials/Nope/authorizations', admin)).status).toBe(404);
   });
 });
@@ -197,7 +309,10 @@ describe('configuration file', () => {
     const xml = (await get(h, 'management/configuration', admin)).text;
     const edited = xml
       .replace(/<\/credentials>/, '<credential name="Added" accessKey="added-key-0001"/></credentials>')
-      .replace(/(<sentinel name="S1"[\s\S]*?<package name="P2"[^>]*?)\/>/, '$1><settings><setting key="Mode" value="eco"/></settings></package>');
+      .replace(
+        /(<sentinel name="S1"[\s\S]*?<package name="P2"[^>]*?)\/>/,
+        '$1><settings><setting key="Mode" value="eco"/></settings></package>',
+      );
     expect(edited).toContain('added-key-0001');
     expect(edited).toContain('eco');
     expect((await post(h, 'management/configuration', admin, edited, 'application/xml')).status).toBe(204);
@@ -214,9 +329,17 @@ describe('configuration file', () => {
     const notXml = await post(h, 'management/configuration', admin, '<hub><sentinels></hub>', 'application/xml');
     expect(notXml.status).toBe(400);
     expect(notXml.json<{ MessageDetail: string }>().MessageDetail).toMatch(/not well-formed XML at line/);
-    const badRule = await post(h, 'management/configuration', admin, before.replace('credential="Dev"', 'credential="Ghost"'), 'application/xml');
+    const badRule = await post(
+      h,
+      'management/configuration',
+      admin,
+      before.replace('credential="Dev"', 'credential="Ghost"'),
+      'application/xml',
+    );
     expect(badRule.status).toBe(400);
-    expect(badRule.json<{ MessageDetail: string }>().MessageDetail).toMatch(/<sentinel name="S1"> attribute "credential": unknown credential "Ghost"/);
+    expect(badRule.json<{ MessageDetail: string }>().MessageDetail).toMatch(
+      /<sentinel name="S1"> attribute "credential": unknown credential "Ghost"/,
+    );
     expect(fs.readFileSync(h.options.configPath, 'utf8')).toBe(before);
     expect((await post(h, 'management/configuration', admin, '', 'application/xml')).status).toBe(400);
     expect((await get(h, 'management/configuration/reload', admin)).status).toBe(200);
@@ -243,6 +366,8 @@ describe('configuration file', () => {
     await post(first, 'management/sentinels/S3/packages/Lamp/settings', admin, { Color: 'blue' });
     await first.stop();
     const second = await hub({ dataDir });
-    expect((await get(second, 'platform/GetSettings', pkg('S3', 'Lamp', 'other-key-0001'))).json()).toEqual({ Color: 'blue' });
+    expect((await get(second, 'platform/GetSettings', pkg('S3', 'Lamp', 'other-key-0001'))).json()).toEqual({
+      Color: 'blue',
+    });
   });
 });

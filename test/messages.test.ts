@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../src/hub/records.js';
 import type { Identity } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
-import { consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import {
+  consumer,
+  get,
+  idOf,
+  pkg,
+  post,
+  startTestHub,
+  tempDir,
+  testConfiguration,
+  hubsStoppedAfterEach,
+} from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
@@ -22,7 +32,12 @@ const poll = async (h: Hub, who: Identity, id: string, query: Record<string, str
   return reply.json<MessageRecord[]>();
 };
 const send = async (h: Hub, who: Identity, scope: string, args: string[], key: string, data: unknown = null) => {
-  const reply = await get(h, `${iface(who)}/SendMessage`, who, { scope, args: args.join(','), key, data: JSON.stringify(data) });
+  const reply = await get(h, `${iface(who)}/SendMessage`, who, {
+    scope,
+    args: args.join(','),
+    key,
+    data: JSON.stringify(data),
+  });
   expect(reply.status, reply.text).toBe(204);
 };
 
@@ -32,7 +47,8 @@ async function recipients(h: Hub, sender: Identity, scope: string, args: string[
   const subs = await Promise.all(everyone.map(async (who) => ({ who, id: await subscribe(h, who) })));
   await send(h, sender, scope, args, 'Ping');
   const got: string[] = [];
-  for (const { who, id } of subs) if ((await poll(h, who, id)).length > 0) got.push(`${who.SentinelName}/${who.PackageName}`);
+  for (const { who, id } of subs)
+    if ((await poll(h, who, id)).length > 0) got.push(`${who.SentinelName}/${who.PackageName}`);
   return got.sort();
 }
 
@@ -42,12 +58,16 @@ describe('callers', () => {
     const storm = consumer('Storm');
     const ids = await Promise.all(Array.from({ length: 40 }, () => subscribe(h, storm)));
     expect(new Set(ids).size).toBe(40);
-    const owners = h.database!.sqlite
-      .prepare(`select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`)
+    const owners = h
+      .database!.sqlite.prepare(
+        `select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`,
+      )
       .pluck()
       .all(JSON.stringify(ids));
     expect(owners).toHaveLength(1);
-    expect(h.database!.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get()).toBe(1);
+    expect(
+      h.database!.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get(),
+    ).toBe(1);
   });
 });
 
@@ -86,7 +106,9 @@ describe('scopes', () => {
     const alsoJoined = idOf(await get(h, 'platform/SubscribeToMessageGroup', s2p1, { group: 'Kitchen' }));
     const notJoined = await subscribe(h, dash);
     // Joining again with the id adds to the same subscription.
-    expect(idOf(await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Garden', subscriptionId: joined }))).toBe(joined);
+    expect(
+      idOf(await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Garden', subscriptionId: joined })),
+    ).toBe(joined);
     await send(h, s1p1, 'Group', ['Kitchen'], 'On');
     await send(h, s1p1, 'Group', ['Garden'], 'Water');
     expect((await poll(h, app, joined)).map((m) => m.Key)).toEqual(['On', 'Water']);
@@ -99,7 +121,11 @@ describe('records, order and long-polling', () => {
   it('returns message records in the wire shape', async () => {
     const h = await hub();
     const id = await subscribe(h, app);
-    const reply = await post(h, 'platform/SendMessage', s1p1, { Scope: { Type: 'Package', Args: ['Consumer/App'] }, Key: 'SetLight', Data: [1, true] });
+    const reply = await post(h, 'platform/SendMessage', s1p1, {
+      Scope: { Type: 'Package', Args: ['Consumer/App'] },
+      Key: 'SetLight',
+      Data: [1, true],
+    });
     expect(reply.status).toBe(204);
     const [message] = await poll(h, app, id);
     expect(message).toEqual({
@@ -117,10 +143,28 @@ describe('records, order and long-polling', () => {
   it('accepts lenient JSON in GET data and POST bodies, and either scope key on both interfaces', async () => {
     const h = await hub();
     const id = await subscribe(h, app);
-    await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'Consumer/App', key: 'A', data: "[ 'a', 1, ]" });
-    await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'Consumer/App', key: 'B', data: 'plain text' });
-    await post(h, 'consumer/SendMessage', dash, "{ Scope: { Type: 'Package', Args: ['Consumer/App'] }, Key: 'C', Data: { x: 1 } }");
-    await post(h, 'platform/SendMessage', s1p1, { Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: null }, Key: 'D' });
+    await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'Consumer/App',
+      key: 'A',
+      data: "[ 'a', 1, ]",
+    });
+    await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'Consumer/App',
+      key: 'B',
+      data: 'plain text',
+    });
+    await post(
+      h,
+      'consumer/SendMessage',
+      dash,
+      "{ Scope: { Type: 'Package', Args: ['Consumer/App'] }, Key: 'C', Data: { x: 1 } }",
+    );
+    await post(h, 'platform/SendMessage', s1p1, {
+      Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: null },
+      Key: 'D',
+    });
     expect((await poll(h, app, id)).map((m) => [m.Key, m.Data])).toEqual([
       ['A', ['a', 1]],
       ['B', 'plain text'],
@@ -195,9 +239,20 @@ describe('sagas', () => {
     const h = await hub();
     const callerSub = await subscribe(h, app);
     const calleeSub = await subscribe(h, s1p1);
-    await get(h, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Add', data: '[1, 2]', sagaId: 'saga-42' });
+    await get(h, 'consumer/SendMessage', app, {
+      scope: 'Package',
+      args: 'S1/P1',
+      key: 'Add',
+      data: '[1, 2]',
+      sagaId: 'saga-42',
+    });
     const [request] = await poll(h, s1p1, calleeSub, { timeout: 2000 });
-    expect(request).toMatchObject({ Key: 'Add', Data: [1, 2], Scope: { SagaId: 'saga-42' }, Sender: { FriendlyName: 'Consumer/App' } });
+    expect(request).toMatchObject({
+      Key: 'Add',
+      Data: [1, 2],
+      Scope: { SagaId: 'saga-42' },
+      Sender: { FriendlyName: 'Consumer/App' },
+    });
     // Firmware answers with the `Scope` key on the virtual package interface.
     const reply = await post(h, 'constellation/SendMessage', s1p1, {
       Scope: { Scope: 'Package', Args: [request.Sender.FriendlyName], SagaId: request.Scope.SagaId },
@@ -206,7 +261,11 @@ describe('sagas', () => {
     });
     expect(reply.status).toBe(204);
     expect(await poll(h, app, callerSub, { timeout: 2000 })).toEqual([
-      expect.objectContaining({ Key: '__Response', Data: 3, Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: 'saga-42' } }),
+      expect.objectContaining({
+        Key: '__Response',
+        Data: 3,
+        Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: 'saga-42' },
+      }),
     ]);
   });
 });
@@ -222,7 +281,10 @@ describe('authorizations', () => {
         { id: '2', authorization: 'Allow', scope: '*', args: '*', messageKey: 'Ping' },
       ],
     };
-    dev.authorizations.groups = { defaultAuthorization: 'Allow', rules: [{ id: '1', authorization: 'Deny', groupName: 'Admin*' }] };
+    dev.authorizations.groups = {
+      defaultAuthorization: 'Allow',
+      rules: [{ id: '1', authorization: 'Deny', groupName: 'Admin*' }],
+    };
     return config;
   }
 
@@ -245,19 +307,42 @@ describe('authorizations', () => {
     const requester = await subscribe(h, s2p1);
     const replier = await subscribe(h, s1p1);
     // Never asked: a forged reply to everyone is refused and reaches nobody.
-    const forged = await get(h, 'platform/SendMessage', s1p1, { scope: 'All', key: '__Response', sagaId: 'never-sent', data: '"forged"' });
+    const forged = await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'All',
+      key: '__Response',
+      sagaId: 'never-sent',
+      data: '"forged"',
+    });
     expect(forged.status).toBe(403);
     expect(forged.json<{ MessageDetail: string }>().MessageDetail).toMatch(/\. A saga reply is exempt only/);
     // Asked but not yet received: still refused.
     await send(h, s2p1, 'Package', ['S1/P1'], 'Add', [1, 2]);
-    const early = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '3' });
+    const early = await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'S2/P1',
+      key: '__Response',
+      sagaId: 's1',
+      data: '3',
+    });
     expect(early.status).toBe(403);
     await get(h, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Ping', sagaId: 's1' });
     expect((await poll(h, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual([null, 's1']);
-    const reply = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '3' });
+    const reply = await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'S2/P1',
+      key: '__Response',
+      sagaId: 's1',
+      data: '3',
+    });
     expect(reply.status).toBe(204);
     // Answered once: a second reply needs an authorization of its own.
-    const again = await get(h, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'S2/P1', key: '__Response', sagaId: 's1', data: '4' });
+    const again = await get(h, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'S2/P1',
+      key: '__Response',
+      sagaId: 's1',
+      data: '4',
+    });
     expect(again.status).toBe(403);
     expect((await poll(h, s2p1, requester)).map((m) => [m.Key, m.Data])).toEqual([['__Response', 3]]);
   });
@@ -270,7 +355,12 @@ describe('authorizations', () => {
     expect((await poll(first, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual(['kept']);
     await first.stop();
     const second = await hub({ dataDir, config: restrictedConfig() });
-    const reply = await get(second, 'platform/SendMessage', s1p1, { scope: 'Package', args: 'Consumer/App', key: '__Response', sagaId: 'kept' });
+    const reply = await get(second, 'platform/SendMessage', s1p1, {
+      scope: 'Package',
+      args: 'Consumer/App',
+      key: '__Response',
+      sagaId: 'kept',
+    });
     expect(reply.status).toBe(204);
   });
 
@@ -289,7 +379,10 @@ describe('bad input queues nothing', () => {
     const cases: [Promise<Awaited<ReturnType<typeof get>>>, RegExp][] = [
       [get(h, 'consumer/SendMessage', dash, { scope: 'Everyone', key: 'K' }), /Unknown scope 'Everyone'/],
       [get(h, 'consumer/SendMessage', dash, { scope: 'Group', key: 'K' }), /needs at least one argument/],
-      [get(h, 'consumer/SendMessage', dash, { scope: 'Package', args: ' , ', key: 'K' }), /needs at least one argument/],
+      [
+        get(h, 'consumer/SendMessage', dash, { scope: 'Package', args: ' , ', key: 'K' }),
+        /needs at least one argument/,
+      ],
       [get(h, 'consumer/SendMessage', dash, { scope: 'All' }), /'key' is required/],
       [get(h, 'consumer/SendMessage', dash, { key: 'K' }), /'scope' is required/],
       [post(h, 'consumer/SendMessage', dash, '{ Scope: '), /not valid JSON/],

@@ -15,21 +15,76 @@ const p1 = pkg('S1', 'P1');
 const app = consumer();
 
 const NAMES = [
-  'Temp', 'Temperature', 'RoomTemp', 'TempTemp', 'aTemp', 'Tem', 'emp',
-  'ab', 'aab', 'abb', 'ba', 'a', 'b', 'aXbYb', 'abXab', 'ab*ab', 'a*b', 'a?b', 'a[b', 'a[b]c', '[a]', '?', '*', '[',
-  'Light.Kitchen.On', 'LightOn', 'OnLight', 'Light.Off', 'x.Light.y.On.z', 'Ümlaut-é-Temp', 'é*é', '𝄞Temp𝄞',
+  'Temp',
+  'Temperature',
+  'RoomTemp',
+  'TempTemp',
+  'aTemp',
+  'Tem',
+  'emp',
+  'ab',
+  'aab',
+  'abb',
+  'ba',
+  'a',
+  'b',
+  'aXbYb',
+  'abXab',
+  'ab*ab',
+  'a*b',
+  'a?b',
+  'a[b',
+  'a[b]c',
+  '[a]',
+  '?',
+  '*',
+  '[',
+  'Light.Kitchen.On',
+  'LightOn',
+  'OnLight',
+  'Light.Off',
+  'x.Light.y.On.z',
+  'Ümlaut-é-Temp',
+  'é*é',
+  '𝄞Temp𝄞',
 ];
 
 /** The reference: `*` is any run of characters, every other character stands for itself. */
 const reference = (pattern: string) => {
-  const source = pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[\\s\\S]*');
+  const source = pattern
+    .split('*')
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[\\s\\S]*');
   const regex = new RegExp(`^${source}$`, 'u');
   return NAMES.filter((n) => regex.test(n)).sort();
 };
 
 const FILTERS = [
-  '*Temp', '*Temp*', 'T*p', 'Temp*Temp', '*e*p', 'a*b', '*a*b*', 'a*b*', 'ab*ab', 'ab*ba', 'a**b', '*?*', '*[*', 'a[*]*',
-  '*[b]*', 'a?*', '*]', '**', '*Light*On*', 'Light*On', '*é*', '*𝄞', '𝄞*𝄞', '*.*.*', 'a*',
+  '*Temp',
+  '*Temp*',
+  'T*p',
+  'Temp*Temp',
+  '*e*p',
+  'a*b',
+  '*a*b*',
+  'a*b*',
+  'ab*ab',
+  'ab*ba',
+  'a**b',
+  '*?*',
+  '*[*',
+  'a[*]*',
+  '*[b]*',
+  'a?*',
+  '*]',
+  '**',
+  '*Light*On*',
+  'Light*On',
+  '*é*',
+  '*𝄞',
+  '𝄞*𝄞',
+  '*.*.*',
+  'a*',
 ];
 
 async function pushAll(h: TestHub) {
@@ -57,7 +112,10 @@ describe('filters matched in memory', () => {
     for (const filter of FILTERS) {
       const reply = await get(h, 'consumer/RequestStateObjects', app, { name: filter });
       expect(reply.status, filter).toBe(200);
-      const names = reply.json<{ Name: string }[]>().map((o) => o.Name).sort();
+      const names = reply
+        .json<{ Name: string }[]>()
+        .map((o) => o.Name)
+        .sort();
       expect(names, filter).toEqual(reference(filter));
     }
   });
@@ -67,12 +125,21 @@ describe('filters matched in memory', () => {
     await pushAll(h);
     const ids = new Map<string, string>();
     for (const filter of FILTERS) {
-      ids.set(filter, idOf(await get(h, 'consumer/SubscribeToStateObjects', consumer(`W${ids.size}`), { name: filter })));
+      ids.set(
+        filter,
+        idOf(await get(h, 'consumer/SubscribeToStateObjects', consumer(`W${ids.size}`), { name: filter })),
+      );
     }
     const poll = async (filter: string, i: number) => {
-      const reply = await get(h, 'consumer/GetStateObjects', consumer(`W${i}`), { subscriptionId: ids.get(filter) ?? '', timeout: 0 });
+      const reply = await get(h, 'consumer/GetStateObjects', consumer(`W${i}`), {
+        subscriptionId: ids.get(filter) ?? '',
+        timeout: 0,
+      });
       expect(reply.status, filter).toBe(200);
-      return reply.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name).sort();
+      return reply
+        .json<StateObjectUpdateRecord[]>()
+        .map((u) => u.StateObject.Name)
+        .sort();
     };
     for (const [i, filter] of FILTERS.entries()) expect(await poll(filter, i), filter).toEqual(reference(filter));
     // Pushed again: each subscription reads its own matches once more, nothing else.
@@ -84,15 +151,26 @@ describe('filters matched in memory', () => {
     // The store gives the notifier the filters back as the `*` patterns they were given: a GLOB escape
     // undone twice (`x[?]*` read as `x?*`) would leave this poll asleep until its timeout, answering [].
     const h = await hub();
-    for (const [i, [filter, name]] of [['x[?]*', 'x[?]y'], ['*a?b', 'Za?b'], ['[*]', '[ok]']].entries()) {
+    for (const [i, [filter, name]] of [
+      ['x[?]*', 'x[?]y'],
+      ['*a?b', 'Za?b'],
+      ['[*]', '[ok]'],
+    ].entries()) {
       const watcher = consumer(`Waker${i}`);
       const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', watcher, { name: filter }));
-      expect((await get(h, 'consumer/GetStateObjects', watcher, { subscriptionId: id, timeout: 0 })).text, filter).toBe('[]');
-      const waiting = call(h, 'GET', 'consumer/GetStateObjects', watcher, { query: { subscriptionId: id, timeout: 20_000 } });
+      expect((await get(h, 'consumer/GetStateObjects', watcher, { subscriptionId: id, timeout: 0 })).text, filter).toBe(
+        '[]',
+      );
+      const waiting = call(h, 'GET', 'consumer/GetStateObjects', watcher, {
+        query: { subscriptionId: id, timeout: 20_000 },
+      });
       await waitingPolls(h, 1);
       expect((await get(h, 'platform/PushStateObject', p1, { name, value: i })).status).toBe(204);
       const woken = await waiting;
-      expect(woken.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name), filter).toEqual([name]);
+      expect(
+        woken.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name),
+        filter,
+      ).toEqual([name]);
     }
   });
 
@@ -101,7 +179,10 @@ describe('filters matched in memory', () => {
       const h = await hub();
       await pushAll(h);
       expect((await get(h, 'platform/PurgeStateObjects', p1, { name: filter })).status, filter).toBe(204);
-      const left = (await get(h, 'consumer/RequestStateObjects', app)).json<{ Name: string }[]>().map((o) => o.Name).sort();
+      const left = (await get(h, 'consumer/RequestStateObjects', app))
+        .json<{ Name: string }[]>()
+        .map((o) => o.Name)
+        .sort();
       const purged = new Set(reference(filter));
       expect(left, filter).toEqual(NAMES.filter((n) => !purged.has(n)).sort());
       await h.stop();

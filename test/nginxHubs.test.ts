@@ -43,44 +43,79 @@ describe.skipIf(!runs)('three hub processes behind nginx', () => {
   it('nginx spreads requests over every process (round-robin)', async () => {
     const app = consumer('Spread');
     // Three polls at once, each waits: round-robin puts one on each process.
-    const ids = await Promise.all([0, 1, 2].map(async () => idOf(await get(cluster, 'consumer/SubscribeToStateObjects', app, { name: 'Nobody*' }))));
-    const polls = ids.map((id) => get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 1_000 }));
+    const ids = await Promise.all(
+      [0, 1, 2].map(async () => idOf(await get(cluster, 'consumer/SubscribeToStateObjects', app, { name: 'Nobody*' }))),
+    );
+    const polls = ids.map((id) =>
+      get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 1_000 }),
+    );
     expect(await untilWaiting(3)).toEqual([1, 1, 1]);
     for (const reply of await Promise.all(polls)) expect(reply.status).toBe(200);
   });
 
   it('polls waiting on every process are answered by one push through nginx, whichever process takes it', async () => {
     const app = consumer('Watchers');
-    const ids = await Promise.all([0, 1, 2].map(async () => idOf(await get(cluster, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Door' }))));
-    for (const id of ids) expect((await get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).status).toBe(200);
-    const polls = ids.map((id) => get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 60_000 }));
+    const ids = await Promise.all(
+      [0, 1, 2].map(async () =>
+        idOf(
+          await get(cluster, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Door' }),
+        ),
+      ),
+    );
+    for (const id of ids)
+      expect((await get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).status).toBe(
+        200,
+      );
+    const polls = ids.map((id) =>
+      get(cluster, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 60_000 }),
+    );
     // One on each process: whichever takes the push, two polls wait on another process.
     expect(await untilWaiting(3)).toEqual([1, 1, 1]);
-    expect((await get(cluster, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Door', value: 'open' })).status).toBe(204);
+    expect(
+      (await get(cluster, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Door', value: 'open' })).status,
+    ).toBe(204);
     for (const reply of await Promise.all(polls)) {
       expect(reply.status).toBe(200);
-      expect(reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([['Door', 'open']]);
+      expect(reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([
+        ['Door', 'open'],
+      ]);
     }
   });
 
   it('a send through nginx reaches every message subscription, each polled through nginx', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(idOf(await get(cluster, 'consumer/SubscribeToMessage', consumer(`Listener${i}`))));
-    const polls = ids.map((id, i) => get(cluster, 'consumer/GetMessages', consumer(`Listener${i}`), { subscriptionId: id, timeout: 60_000 }));
+    for (let i = 0; i < 6; i++)
+      ids.push(idOf(await get(cluster, 'consumer/SubscribeToMessage', consumer(`Listener${i}`))));
+    const polls = ids.map((id, i) =>
+      get(cluster, 'consumer/GetMessages', consumer(`Listener${i}`), { subscriptionId: id, timeout: 60_000 }),
+    );
     expect(await untilWaiting(6)).toEqual([2, 2, 2]);
-    expect((await get(cluster, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'Hello', data: JSON.stringify('everyone') })).status).toBe(204);
-    for (const reply of await Promise.all(polls)) expect(reply.json<MessageRecord[]>().map((m) => m.Data)).toEqual(['everyone']);
+    expect(
+      (
+        await get(cluster, 'consumer/SendMessage', consumer('Sender'), {
+          scope: 'All',
+          key: 'Hello',
+          data: JSON.stringify('everyone'),
+        })
+      ).status,
+    ).toBe(204);
+    for (const reply of await Promise.all(polls))
+      expect(reply.json<MessageRecord[]>().map((m) => m.Data)).toEqual(['everyone']);
   });
 
   it('a StateObject never goes backwards per key for a subscription whose polls land on every process in turn', async () => {
     const app = consumer('Ordered');
-    const id = idOf(await get(cluster, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Seq*' }));
+    const id = idOf(
+      await get(cluster, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Seq*' }),
+    );
     const keys = ['SeqA', 'SeqB', 'SeqC'];
     let pushing = true;
     const pushed = new Map<string, number>();
     const pushers = keys.map(async (key) => {
       for (let value = 1; pushing; value++) {
-        expect((await get(cluster, 'platform/PushStateObject', pkg('S1', 'P1'), { name: key, value })).status).toBe(204);
+        expect((await get(cluster, 'platform/PushStateObject', pkg('S1', 'P1'), { name: key, value })).status).toBe(
+          204,
+        );
         pushed.set(key, value);
       }
     });
@@ -106,7 +141,10 @@ describe.skipIf(!runs)('three hub processes behind nginx', () => {
         seen.set(u.StateObject.Name, u.StateObject.Value as number);
       }
       if (keys.every((k) => seen.get(k) === pushed.get(k))) break;
-      expect(updates.length, `last values never arrived: seen ${JSON.stringify([...seen])}, pushed ${JSON.stringify([...pushed])}`).toBeGreaterThan(0);
+      expect(
+        updates.length,
+        `last values never arrived: seen ${JSON.stringify([...seen])}, pushed ${JSON.stringify([...pushed])}`,
+      ).toBeGreaterThan(0);
     }
   });
 });

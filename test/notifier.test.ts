@@ -6,47 +6,78 @@ import type { MessageAddresses } from '../src/hub/messageAddresses.js';
 import type { StateObjectPatterns } from '../src/hub/ports/stateObjects.js';
 
 const filter = (name: string, extra: Partial<StateObjectPatterns> = {}): StateObjectPatterns => ({
-  sentinel: '*', package: '*', name, type: '*', ...extra,
+  sentinel: '*',
+  package: '*',
+  name,
+  type: '*',
+  ...extra,
 });
 const addresses = (connectionId: string, extra: Partial<MessageAddresses> = {}): MessageAddresses => ({
-  connectionId, friendlyName: `Consumer/${connectionId}`, isPackage: false, sentinelName: 'Consumer', packageName: connectionId, groups: new Map(), ...extra,
+  connectionId,
+  friendlyName: `Consumer/${connectionId}`,
+  isPackage: false,
+  sentinelName: 'Consumer',
+  packageName: connectionId,
+  groups: new Map(),
+  ...extra,
 });
 
 /** Registers waiters with `setup`, runs `act`, and returns the keys whose waiters were woken. */
-async function wokenKeys(setup: (n: Notifier) => Map<string, ReturnType<Notifier['register']>>, act: (n: Notifier) => void): Promise<string[]> {
+async function wokenKeys(
+  setup: (n: Notifier) => Map<string, ReturnType<Notifier['register']>>,
+  act: (n: Notifier) => void,
+): Promise<string[]> {
   const notifier = new Notifier();
   const waiters = setup(notifier);
   act(notifier);
   const abort = new AbortController().signal;
-  const outcomes = await Promise.all([...waiters].map(async ([key, waiter]) => [key, await waiter.wait(1, abort)] as const));
-  return outcomes.filter(([, outcome]) => outcome === 'woken').map(([key]) => key).sort();
+  const outcomes = await Promise.all(
+    [...waiters].map(async ([key, waiter]) => [key, await waiter.wait(1, abort)] as const),
+  );
+  return outcomes
+    .filter(([, outcome]) => outcome === 'woken')
+    .map(([key]) => key)
+    .sort();
 }
 
 describe('notifier', () => {
   it('wakes StateObject polls by exact name and by wildcard, and no others', async () => {
     const keys = await wokenKeys(
-      (n) => new Map([
-        ['exact', n.register('exact', { kind: 'state_objects', filters: [filter('Temp')] })],
-        ['other', n.register('other', { kind: 'state_objects', filters: [filter('Humidity')] })],
-        ['wild', n.register('wild', { kind: 'state_objects', filters: [filter('Te*')] })],
-        ['wrongPackage', n.register('wrongPackage', { kind: 'state_objects', filters: [filter('Temp', { package: 'P2' })] })],
-        ['messages', n.register('messages', { kind: 'messages', addresses: addresses('m') })],
-      ]),
+      (n) =>
+        new Map([
+          ['exact', n.register('exact', { kind: 'state_objects', filters: [filter('Temp')] })],
+          ['other', n.register('other', { kind: 'state_objects', filters: [filter('Humidity')] })],
+          ['wild', n.register('wild', { kind: 'state_objects', filters: [filter('Te*')] })],
+          [
+            'wrongPackage',
+            n.register('wrongPackage', { kind: 'state_objects', filters: [filter('Temp', { package: 'P2' })] }),
+          ],
+          ['messages', n.register('messages', { kind: 'messages', addresses: addresses('m') })],
+        ]),
       (n) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Temp', type: 'System.Int64' }),
     );
     expect(keys).toEqual(['exact', 'wild']);
   });
 
   it('wakes message polls by address: All, Others but the sender, Package by friendly name, Group', async () => {
-    const setup = (n: Notifier) => new Map([
-      ['a', n.register('a', { kind: 'messages', addresses: addresses('a') })],
-      ['b', n.register('b', { kind: 'messages', addresses: addresses('b', { groups: new Map([['Lights', 0]]) }) })],
-      ['so', n.register('so', { kind: 'state_objects', filters: [filter('*')] })],
-    ]);
-    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 5, args: [], senderConnectionId: 'x' }))).toEqual(['a', 'b']);
-    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 4, args: [], senderConnectionId: 'a' }))).toEqual(['b']);
-    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 2, args: ['Consumer/a'], senderConnectionId: 'x' }))).toEqual(['a']);
-    expect(await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 1, args: ['Lights'], senderConnectionId: 'x' }))).toEqual(['b']);
+    const setup = (n: Notifier) =>
+      new Map([
+        ['a', n.register('a', { kind: 'messages', addresses: addresses('a') })],
+        ['b', n.register('b', { kind: 'messages', addresses: addresses('b', { groups: new Map([['Lights', 0]]) }) })],
+        ['so', n.register('so', { kind: 'state_objects', filters: [filter('*')] })],
+      ]);
+    expect(
+      await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 5, args: [], senderConnectionId: 'x' })),
+    ).toEqual(['a', 'b']);
+    expect(
+      await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 4, args: [], senderConnectionId: 'a' })),
+    ).toEqual(['b']);
+    expect(
+      await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 2, args: ['Consumer/a'], senderConnectionId: 'x' })),
+    ).toEqual(['a']);
+    expect(
+      await wokenKeys(setup, (n) => n.messageSent({ id: 1, scope: 1, args: ['Lights'], senderConnectionId: 'x' })),
+    ).toEqual(['b']);
   });
 
   it('wakes every poll waiting under a shared name or address, and only those left after a release', async () => {
@@ -68,14 +99,19 @@ describe('notifier', () => {
       }
       return waiters;
     };
-    const changed = (n: Notifier) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Temp', type: 'System.Int64' });
+    const changed = (n: Notifier) =>
+      n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Temp', type: 'System.Int64' });
     const toGroup = (n: Notifier) => n.messageSent({ id: 1, scope: 1, args: ['G'], senderConnectionId: 'x' });
     expect(await wokenKeys(setup, changed)).toEqual(['t1', 't2']);
     expect(await wokenKeys(setup, toGroup)).toEqual(['m1', 'm2']);
     released = true;
     expect(await wokenKeys(setup, changed)).toEqual(['t1']);
     expect(await wokenKeys(setup, toGroup)).toEqual(['m2']);
-    expect(await wokenKeys(setup, (n) => n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Hum', type: 'T' }))).toEqual(['t1']);
+    expect(
+      await wokenKeys(setup, (n) =>
+        n.stateObjectChanged({ sentinelName: 'S1', packageName: 'P1', name: 'Hum', type: 'T' }),
+      ),
+    ).toEqual(['t1']);
   });
 
   it('forgets a released waiter and its index entries', () => {

@@ -32,7 +32,9 @@ function runCli(args: string[], env: Record<string, string>, cwd = ROOT) {
   let err = '';
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+  );
   const waitFor = (pattern: RegExp) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const timer = setInterval(() => {
@@ -61,14 +63,16 @@ describe('command line', () => {
     expect(help.output()).toMatch(/SIGHUP reloads/);
     const version = runCli(['--version'], {}, cwd);
     expect(await version.exited).toBe(0);
-    expect(version.output().trim()).toBe((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(version.output().trim()).toBe(
+      (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
     const unknown = runCli(['--frobnicate'], {}, cwd);
     expect(await unknown.exited).toBe(2);
     expect(unknown.errors()).toMatch(/Unknown option '--frobnicate'/);
     expect(fs.readdirSync(cwd)).toEqual([]);
   });
 
-  it('a second hub on the same data directory exits non-zero naming the first one\'s pid; a lock left by kill -9 is taken over', async () => {
+  it("a second hub on the same data directory exits non-zero naming the first one's pid; a lock left by kill -9 is taken over", async () => {
     const dataDir = tempDir();
     const first = runCli([], { HUB_DATA_DIR: dataDir });
     await first.waitFor(/hub listening on/);
@@ -91,7 +95,10 @@ describe('command line', () => {
     const url = (await cli.waitFor(/hub listening on (http:\/\/\S+)/))[1];
     const late = { SentinelName: 'Consumer', PackageName: 'Late', AccessKey: 'late-key-0001' };
     expect((await get({ url }, 'consumer/CheckAccess', late)).status).toBe(403);
-    const withLate = { ...config, credentials: [...config.credentials, { ...config.credentials[1], name: 'Late', accessKey: 'late-key-0001' }] };
+    const withLate = {
+      ...config,
+      credentials: [...config.credentials, { ...config.credentials[1], name: 'Late', accessKey: 'late-key-0001' }],
+    };
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(withLate));
     cli.proc.kill('SIGHUP');
     await cli.waitFor(/configuration reloaded/);
@@ -100,8 +107,14 @@ describe('command line', () => {
     cli.proc.kill('SIGHUP');
     await cli.waitFor(/configuration not reloaded/);
     // One line naming the problem in the file, without a stack trace: an operator mid-edit is no fault.
-    const refusal = cli.output().split('\n').find((line) => line.includes('configuration not reloaded')) as string;
-    expect(JSON.parse(refusal)).toMatchObject({ level: 50, reason: expect.stringMatching(/well-formed|not-a-configuration/) });
+    const refusal = cli
+      .output()
+      .split('\n')
+      .find((line) => line.includes('configuration not reloaded')) as string;
+    expect(JSON.parse(refusal)).toMatchObject({
+      level: 50,
+      reason: expect.stringMatching(/well-formed|not-a-configuration/),
+    });
     expect(JSON.parse(refusal)).not.toHaveProperty('err');
     expect(refusal).not.toMatch(/"stack"|\\n {4}at /);
     expect((await get({ url }, 'consumer/CheckAccess', late)).status).toBe(200);
@@ -150,22 +163,43 @@ describe('logs', () => {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });
     const dataDir = tempDir();
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-    const h = await startHub(hubOptions({ dataDir, host: '127.0.0.1', port: 0, authFailureDelayMs: 0 }), pino({ level: 'warn' }, sink));
+    const h = await startHub(
+      hubOptions({ dataDir, host: '127.0.0.1', port: 0, authFailureDelayMs: 0 }),
+      pino({ level: 'warn' }, sink),
+    );
     try {
-      expect((await get(h, 'platform/CheckAccess', { SentinelName: 'S1', PackageName: 'P1', AccessKey: 'secret-guess-42' })).status).toBe(403);
-      expect((await get(h, 'consumer/CheckAccess', { SentinelName: 'Consumer', PackageName: 'App', AccessKey: 'another-guess-43' })).status).toBe(403);
+      expect(
+        (await get(h, 'platform/CheckAccess', { SentinelName: 'S1', PackageName: 'P1', AccessKey: 'secret-guess-42' }))
+          .status,
+      ).toBe(403);
+      expect(
+        (
+          await get(h, 'consumer/CheckAccess', {
+            SentinelName: 'Consumer',
+            PackageName: 'App',
+            AccessKey: 'another-guess-43',
+          })
+        ).status,
+      ).toBe(403);
     } finally {
       await h.stop();
     }
     const failures = lines.filter((l) => l.msg === 'authentication failed');
     expect(failures).toHaveLength(2);
-    expect(failures[0]).toMatchObject({ level: 40, ip: expect.stringMatching(/127\.0\.0\.1/), sentinelName: 'S1', packageName: 'P1', interfaceName: 'platform' });
+    expect(failures[0]).toMatchObject({
+      level: 40,
+      ip: expect.stringMatching(/127\.0\.0\.1/),
+      sentinelName: 'S1',
+      packageName: 'P1',
+      interfaceName: 'platform',
+    });
     expect(failures[1]).toMatchObject({ level: 40, sentinelName: 'Consumer', packageName: 'App' });
     expect(JSON.stringify(lines)).not.toMatch(/guess/);
   });
@@ -184,23 +218,36 @@ describe('space given back', () => {
     expect(sqlite.pragma('auto_vacuum', { simple: true })).toBe(2);
     expect(sqlite.pragma('journal_size_limit', { simple: true })).toBe(16 * 1024 * 1024);
     for (let i = 0; i < 50; i++) {
-      expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: `Big${i}`, value: `"${'x'.repeat(4000)}${i}"` })).status).toBe(204);
+      expect(
+        (
+          await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), {
+            name: `Big${i}`,
+            value: `"${'x'.repeat(4000)}${i}"`,
+          })
+        ).status,
+      ).toBe(204);
     }
     expect((await get(h, 'platform/PurgeStateObjects', pkg('S1', 'P1'), { name: 'Big*' })).status).toBe(204);
     // Whatever the store keeps after a purge, space freed by deletes must reach the file system:
     // a table of 5 MB dropped leaves its pages free until the vacuum gives them back.
-    sqlite.exec("create table scratch (x); with recursive n(i) as (select 1 union all select i + 1 from n where i < 1250) insert into scratch select randomblob(4000) from n");
+    sqlite.exec(
+      'create table scratch (x); with recursive n(i) as (select 1 union all select i + 1 from n where i < 1250) insert into scratch select randomblob(4000) from n',
+    );
     sqlite.exec('drop table scratch');
     sqlite.pragma('wal_checkpoint(TRUNCATE)');
     const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
     const pagesBefore = sqlite.pragma('page_count', { simple: true }) as number;
     expect(sqlite.pragma('freelist_count', { simple: true })).toBeGreaterThan(1000);
     expect(fs.statSync(path.join(dataDir, 'hub.db')).size).toBe(pagesBefore * pageSize);
-    await expect.poll(() => sqlite.pragma('freelist_count', { simple: true }), { timeout: 15_000, interval: 200 }).toBe(0);
+    await expect
+      .poll(() => sqlite.pragma('freelist_count', { simple: true }), { timeout: 15_000, interval: 200 })
+      .toBe(0);
     const pagesAfter = sqlite.pragma('page_count', { simple: true }) as number;
     expect(pagesAfter).toBeLessThan(pagesBefore - 1000);
     // hub.db itself shrinks without any further write or checkpoint from outside: an idle hub after a
     // purge gives the space back on disk, not only inside the WAL.
-    await expect.poll(() => fs.statSync(path.join(dataDir, 'hub.db')).size, { timeout: 15_000, interval: 200 }).toBe(pagesAfter * pageSize);
+    await expect
+      .poll(() => fs.statSync(path.join(dataDir, 'hub.db')).size, { timeout: 15_000, interval: 200 })
+      .toBe(pagesAfter * pageSize);
   }, 30_000);
 });

@@ -45,7 +45,8 @@ describe('requestNameProblem', () => {
     expect(requestNameProblem('a\ud800b')).toMatch(/lone surrogate/);
     expect(requestNameProblem('x'.repeat(1025))).toMatch(/at most 1024/);
     expect(requestNameProblem('*'.repeat(257), 256)).toMatch(/at most 256/);
-    for (const ok of ['Temperature', 'Home/Kitchen Light', '🙂 Lampe à pied', '__Response', 'x'.repeat(1024)]) expect(requestNameProblem(ok)).toBeUndefined();
+    for (const ok of ['Temperature', 'Home/Kitchen Light', '🙂 Lampe à pied', '__Response', 'x'.repeat(1024)])
+      expect(requestNameProblem(ok)).toBeUndefined();
   });
 });
 

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../src/hub/records.js';
-import { admin, consumer, get, idOf, instance, pkg, post, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import {
+  admin,
+  consumer,
+  get,
+  idOf,
+  instance,
+  pkg,
+  post,
+  testConfiguration,
+  hubsStoppedAfterEach,
+} from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
@@ -28,9 +38,15 @@ describe('WriteLog', () => {
       ['P2', 'Error', 'broken'],
     ]);
     expect(Date.parse(all[0].Date)).toBeGreaterThan(Date.now() - 10_000);
-    expect((await get(h, 'management/logs', admin, { package: 'P1', level: 'Warn' })).json<Log[]>().map((l) => l.Message)).toEqual(['hot']);
-    expect((await get(h, 'management/logs', admin, { limit: 1 })).json<Log[]>().map((l) => l.Message)).toEqual(['broken']);
-    expect((await get(h, 'management/logs', admin, { since: new Date(Date.now() + 60_000).toISOString() })).json()).toEqual([]);
+    expect(
+      (await get(h, 'management/logs', admin, { package: 'P1', level: 'Warn' })).json<Log[]>().map((l) => l.Message),
+    ).toEqual(['hot']);
+    expect((await get(h, 'management/logs', admin, { limit: 1 })).json<Log[]>().map((l) => l.Message)).toEqual([
+      'broken',
+    ]);
+    expect(
+      (await get(h, 'management/logs', admin, { since: new Date(Date.now() + 60_000).toISOString() })).json(),
+    ).toEqual([]);
   });
 
   it('refuses a missing message and an unknown level, and is not on the consumer interface', async () => {
@@ -69,8 +85,21 @@ describe('GetSettings', () => {
   function configWithSettings() {
     const config = testConfiguration();
     config.settingsGroups = [
-      { name: 'Base', settings: [{ key: 'Unit', kind: 'value', value: 'C' }, { key: 'Interval', kind: 'value', value: '60' }, { key: 'Mode', kind: 'value', value: 'base' }] },
-      { name: 'Fast', settings: [{ key: 'Interval', kind: 'value', value: '5' }, { key: 'Mode', kind: 'value', value: 'fast' }] },
+      {
+        name: 'Base',
+        settings: [
+          { key: 'Unit', kind: 'value', value: 'C' },
+          { key: 'Interval', kind: 'value', value: '60' },
+          { key: 'Mode', kind: 'value', value: 'base' },
+        ],
+      },
+      {
+        name: 'Fast',
+        settings: [
+          { key: 'Interval', kind: 'value', value: '5' },
+          { key: 'Mode', kind: 'value', value: 'fast' },
+        ],
+      },
     ];
     config.sentinels[0].packages[0] = instance('P1', {
       imports: ['Base', 'Fast'],
@@ -97,9 +126,17 @@ describe('GetSettings', () => {
 
   it('reflects a management change at once', async () => {
     const h = await hub({ config: configWithSettings() });
-    const reply = await post(h, 'management/sentinels/S1/packages/P1/settings', admin, { Mode: 'managed', Limits: { max: 3 } });
+    const reply = await post(h, 'management/sentinels/S1/packages/P1/settings', admin, {
+      Mode: 'managed',
+      Limits: { max: 3 },
+    });
     expect(reply.status).toBe(200);
-    expect((await get(h, 'platform/GetSettings', p1)).json()).toEqual({ Unit: 'C', Interval: '5', Mode: 'managed', Limits: '{"max":3}' });
+    expect((await get(h, 'platform/GetSettings', p1)).json()).toEqual({
+      Unit: 'C',
+      Interval: '5',
+      Mode: 'managed',
+      Limits: '{"max":3}',
+    });
   });
 });
 
@@ -118,11 +155,25 @@ describe('DeclarePackageDescriptor', () => {
       },
     ],
     MessageCallbackTypes: [
-      { TypeName: 'Color', TypeFullname: 'Demo.Color', IsEnum: true, EnumValues: [{ Name: 'Red', TypeName: 'System.Int32', Type: 0 }] },
+      {
+        TypeName: 'Color',
+        TypeFullname: 'Demo.Color',
+        IsEnum: true,
+        EnumValues: [{ Name: 'Red', TypeName: 'System.Int32', Type: 0 }],
+      },
     ],
     StateObjectTypes: [
-      { TypeName: 'Reading', TypeFullname: 'Demo.Reading', Properties: [{ Name: 'Value', TypeName: 'System.Double', Type: 1 }] },
-      { TypeName: 'List', TypeFullname: 'System.Collections.Generic.List', IsGeneric: true, GenericParameters: ['Demo.Reading'] },
+      {
+        TypeName: 'Reading',
+        TypeFullname: 'Demo.Reading',
+        Properties: [{ Name: 'Value', TypeName: 'System.Double', Type: 1 }],
+      },
+      {
+        TypeName: 'List',
+        TypeFullname: 'System.Collections.Generic.List',
+        IsGeneric: true,
+        GenericParameters: ['Demo.Reading'],
+      },
     ],
   };
 
@@ -132,19 +183,70 @@ describe('DeclarePackageDescriptor', () => {
     expect((await post(h, 'platform/DeclarePackageDescriptor', p1, descriptor)).status).toBe(204);
     expect((await get(h, 'management/sentinels/S1/packages/P1/descriptor', admin)).json()).toEqual(descriptor);
     await post(h, 'platform/DeclarePackageDescriptor', p1, { PackageName: 'P1', MessageCallbacks: [] });
-    expect((await get(h, 'management/sentinels/S1/packages/P1/descriptor', admin)).json()).toEqual({ PackageName: 'P1', MessageCallbacks: [] });
+    expect((await get(h, 'management/sentinels/S1/packages/P1/descriptor', admin)).json()).toEqual({
+      PackageName: 'P1',
+      MessageCallbacks: [],
+    });
   });
 
   it.each([
     ['a missing PackageName', { MessageCallbacks: [] }, /PackageName/],
-    ['a MessageCallback without key', { PackageName: 'P', MessageCallbacks: [{ Description: 'x' }] }, /MessageCallbacks\.0\.MessageKey/],
-    ['a parameter of the wrong Type', { PackageName: 'P', MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', TypeName: 'System.Int32', Type: 1 }] }] }, /MessageCallbacks\.0\.Parameters\.0\.Type must be 2/],
-    ['an unknown Type number', { PackageName: 'P', MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', TypeName: 'x', Type: 7 }] }] }, /Parameters\.0\.Type/],
-    ['a parameter without TypeName', { PackageName: 'P', MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', Type: 2 }] }] }, /Parameters\.0\.TypeName/],
-    ['an enum without values', { PackageName: 'P', StateObjectTypes: [{ TypeName: 'E', TypeFullname: 'X.E', IsEnum: true }] }, /StateObjectTypes\.0\.EnumValues/],
-    ['an enum value marked as property', { PackageName: 'P', StateObjectTypes: [{ TypeName: 'E', TypeFullname: 'X.E', IsEnum: true, EnumValues: [{ Name: 'A', TypeName: 'System.Int32', Type: 1 }] }] }, /EnumValues\.0\.Type must be 0/],
-    ['a generic without parameters', { PackageName: 'P', MessageCallbackTypes: [{ TypeName: 'L', TypeFullname: 'X.L', IsGeneric: true }] }, /MessageCallbackTypes\.0\.GenericParameters/],
-    ['a type without TypeFullname', { PackageName: 'P', StateObjectTypes: [{ TypeName: 'T' }] }, /StateObjectTypes\.0\.TypeFullname/],
+    [
+      'a MessageCallback without key',
+      { PackageName: 'P', MessageCallbacks: [{ Description: 'x' }] },
+      /MessageCallbacks\.0\.MessageKey/,
+    ],
+    [
+      'a parameter of the wrong Type',
+      {
+        PackageName: 'P',
+        MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', TypeName: 'System.Int32', Type: 1 }] }],
+      },
+      /MessageCallbacks\.0\.Parameters\.0\.Type must be 2/,
+    ],
+    [
+      'an unknown Type number',
+      {
+        PackageName: 'P',
+        MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', TypeName: 'x', Type: 7 }] }],
+      },
+      /Parameters\.0\.Type/,
+    ],
+    [
+      'a parameter without TypeName',
+      { PackageName: 'P', MessageCallbacks: [{ MessageKey: 'K', Parameters: [{ Name: 'a', Type: 2 }] }] },
+      /Parameters\.0\.TypeName/,
+    ],
+    [
+      'an enum without values',
+      { PackageName: 'P', StateObjectTypes: [{ TypeName: 'E', TypeFullname: 'X.E', IsEnum: true }] },
+      /StateObjectTypes\.0\.EnumValues/,
+    ],
+    [
+      'an enum value marked as property',
+      {
+        PackageName: 'P',
+        StateObjectTypes: [
+          {
+            TypeName: 'E',
+            TypeFullname: 'X.E',
+            IsEnum: true,
+            EnumValues: [{ Name: 'A', TypeName: 'System.Int32', Type: 1 }],
+          },
+        ],
+      },
+      /EnumValues\.0\.Type must be 0/,
+    ],
+    [
+      'a generic without parameters',
+      { PackageName: 'P', MessageCallbackTypes: [{ TypeName: 'L', TypeFullname: 'X.L', IsGeneric: true }] },
+      /MessageCallbackTypes\.0\.GenericParameters/,
+    ],
+    [
+      'a type without TypeFullname',
+      { PackageName: 'P', StateObjectTypes: [{ TypeName: 'T' }] },
+      /StateObjectTypes\.0\.TypeFullname/,
+    ],
     ['callbacks that are not a list', { PackageName: 'P', MessageCallbacks: {} }, /MessageCallbacks/],
   ])('refuses %s with the path of the problem', async (_what, body, message) => {
     const h = await hub();
@@ -162,14 +264,19 @@ describe('deploy', () => {
     const p2 = pkg('S1', 'P2');
     const p2Sub = idOf(await get(h, 'platform/SubscribeToMessage', p2));
     const xml = (await get(h, 'management/configuration', admin)).text;
-    const edited = xml.replace(/(<sentinel name="S1"[\s\S]*?<package name="P1"[^>]*>)/, '$1<settings><setting key="Color" value="red"/></settings>');
+    const edited = xml.replace(
+      /(<sentinel name="S1"[\s\S]*?<package name="P1"[^>]*>)/,
+      '$1<settings><setting key="Color" value="red"/></settings>',
+    );
     expect(edited).not.toBe(xml);
     expect((await post(h, 'management/configuration', admin, edited, 'application/xml')).status).toBe(204);
     expect((await get(h, 'platform/GetSettings', p1)).json()).toEqual({});
     const reload = await get(h, 'management/configuration/reload', admin, { deployConfiguration: 'true' });
     expect(reload.json()).toEqual({ DeployedTo: ['S1/P1'] });
     expect((await get(h, 'platform/GetSettings', p1)).json()).toEqual({ Color: 'red' });
-    const messages = (await get(h, 'platform/GetMessages', p1, { subscriptionId: id, timeout: 0 })).json<MessageRecord[]>();
+    const messages = (await get(h, 'platform/GetMessages', p1, { subscriptionId: id, timeout: 0 })).json<
+      MessageRecord[]
+    >();
     expect(messages).toEqual([expect.objectContaining({ Key: '__SettingsUpdated', Data: { Color: 'red' } })]);
     expect((await get(h, 'platform/GetMessages', p2, { subscriptionId: p2Sub, timeout: 0 })).json()).toEqual([]);
   });

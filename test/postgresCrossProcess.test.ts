@@ -26,11 +26,24 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    const options = { url: database.url, sync: 'full' as const, lockWaitMs: 5_000, messageRetention: { count: 100, ms: 3_600_000 },
-      maxSubscriptionsPerCredential: 100, log };
+    const options = {
+      url: database.url,
+      sync: 'full' as const,
+      lockWaitMs: 5_000,
+      messageRetention: { count: 100, ms: 3_600_000 },
+      maxSubscriptionsPerCredential: 100,
+      log,
+    };
     [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
     // The fallback timer is off (an hour): only a notification wakes B here.
-    feed = await startCrossProcessWakeUps({ url: database.url, sync: 'full', lockWaitMs: 5_000, log, announce: notifierB, fallbackMs: 3_600_000 });
+    feed = await startCrossProcessWakeUps({
+      url: database.url,
+      sync: 'full',
+      lockWaitMs: 5_000,
+      log,
+      announce: notifierB,
+      fallbackMs: 3_600_000,
+    });
   });
   afterAll(async () => {
     await feed?.stop();
@@ -40,24 +53,57 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
   });
 
   const owner = async () => {
-    const connectionId = await b.callers.record({ connectionId: randomUUID(), friendlyName: `Consumer/${randomUUID()}`, kind: 'consumer',
-      sentinelName: 'Consumer', packageName: 'App', firstSeenMs: 1 });
+    const connectionId = await b.callers.record({
+      connectionId: randomUUID(),
+      friendlyName: `Consumer/${randomUUID()}`,
+      kind: 'consumer',
+      sentinelName: 'Consumer',
+      packageName: 'App',
+      firstSeenMs: 1,
+    });
     return { connectionId, credentialName: 'cred' };
   };
 
   it('a StateObject poll waiting on B is woken by a push committed on A, and reads it', async () => {
     const me = await owner();
-    const { id } = await b.subscriptions.openStateObjects(me, undefined, { sentinel: '*', package: '*', name: 'Temperature', type: '*' });
+    const { id } = await b.subscriptions.openStateObjects(me, undefined, {
+      sentinel: '*',
+      package: '*',
+      name: 'Temperature',
+      type: '*',
+    });
     const interest = await b.subscriptions.findOwned(me, id, 'state_objects');
     const signal = new AbortController().signal;
     expect(await b.stateObjects.take(id, 0, signal)).toEqual([]);
     const waiter = notifierB.register(id, interest!);
     const outcome = waiter.wait(30_000, signal);
-    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'Other', type: 'T', value: '0', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
-    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'Temperature', type: 'T', value: '21', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
+    await a.stateObjects.push({
+      sentinelName: 'S',
+      packageName: 'P',
+      name: 'Other',
+      type: 'T',
+      value: '0',
+      metadatas: '{}',
+      lastUpdateMs: 1,
+      lifetimeS: 0,
+      expiresAtMs: null,
+    });
+    await a.stateObjects.push({
+      sentinelName: 'S',
+      packageName: 'P',
+      name: 'Temperature',
+      type: 'T',
+      value: '21',
+      metadatas: '{}',
+      lastUpdateMs: 1,
+      lifetimeS: 0,
+      expiresAtMs: null,
+    });
     expect(await outcome).toBe('woken');
     notifierB.release(id, waiter);
-    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([['Temperature', '21']]);
+    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([
+      ['Temperature', '21'],
+    ]);
   });
 
   it('a message poll waiting on B is woken by a send on A addressed to it, not by one addressed elsewhere', async () => {
@@ -68,14 +114,26 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     const waiter = notifierB.register(id, interest!);
     let settled = false;
     const outcome = waiter.wait(30_000, signal).finally(() => (settled = true));
-    const send = (scope: number, args: string[]) => a.messages.send({ senderConnectionId: randomUUID(), senderType: 0, senderFriendlyName: 'Consumer/Other',
-      scope, args: JSON.stringify(args), sagaId: null, key: 'K', data: JSON.stringify(args), sentMs: 1 });
+    const send = (scope: number, args: string[]) =>
+      a.messages.send({
+        senderConnectionId: randomUUID(),
+        senderType: 0,
+        senderFriendlyName: 'Consumer/Other',
+        scope,
+        args: JSON.stringify(args),
+        sagaId: null,
+        key: 'K',
+        data: JSON.stringify(args),
+        sentMs: 1,
+      });
     await send(3, ['ElsewhereSentinel']);
     await feed.tail.hint(); // read and announced: it woke nobody
     expect(settled).toBe(false);
     await send(2, [me.connectionId]);
     expect(await outcome).toBe('woken');
     notifierB.release(id, waiter);
-    expect((await b.messages.take(id, 0, signal)).messages.map((m) => m.data)).toEqual([JSON.stringify([me.connectionId])]);
+    expect((await b.messages.take(id, 0, signal)).messages.map((m) => m.data)).toEqual([
+      JSON.stringify([me.connectionId]),
+    ]);
   });
 });

@@ -25,12 +25,26 @@ const recordingLog = () => {
 };
 
 const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1', sender_type: 0, sender_friendly_name: 'Consumer/App', scope: 0, args: '[]',
-  saga_id: null, key: 'K', data, sent_ms: 1,
+  sender_connection_id: 'c1',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/App',
+  scope: 0,
+  args: '[]',
+  saga_id: null,
+  key: 'K',
+  data,
+  sent_ms: 1,
 });
 const stateObject = (name: string): NewStateObject => ({
-  sentinel_name: 'S', package_name: 'P', name, type: 'System.Int32', value: '1', metadatas: '{}',
-  last_update_ms: 1, lifetime_s: 0, expires_at_ms: null,
+  sentinel_name: 'S',
+  package_name: 'P',
+  name,
+  type: 'System.Int32',
+  value: '1',
+  metadatas: '{}',
+  last_update_ms: 1,
+  lifetime_s: 0,
+  expires_at_ms: null,
 });
 
 /** Waits (by polling pg_stat_activity, not by time) until the backend `pid` waits on a lock. */
@@ -59,13 +73,33 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
   describe('connections', () => {
     it('are named hub:<pid>:<role> and carry lock_timeout, idle_in_transaction_session_timeout and synchronous_commit per HUB_SYNC', async () => {
       const full = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 1234, log });
-      const normal = createPool({ url: database.url, role: 'read', sync: 'normal', lockWaitMs: 10_000, idleInTransactionMs: 7000, log });
+      const normal = createPool({
+        url: database.url,
+        role: 'read',
+        sync: 'normal',
+        lockWaitMs: 10_000,
+        idleInTransactionMs: 7000,
+        log,
+      });
       try {
-        const settings = async (pool: pg.Pool) => (await pool.query(`select current_setting('application_name') as name,
+        const settings = async (pool: pg.Pool) =>
+          (
+            await pool.query(`select current_setting('application_name') as name,
           current_setting('lock_timeout') as lock, current_setting('idle_in_transaction_session_timeout') as idle,
-          current_setting('synchronous_commit') as sync`)).rows[0];
-        expect(await settings(full)).toEqual({ name: `hub:${process.pid}:writer`, lock: '1234ms', idle: '5s', sync: 'on' });
-        expect(await settings(normal)).toEqual({ name: `hub:${process.pid}:read`, lock: '10s', idle: '7s', sync: 'off' });
+          current_setting('synchronous_commit') as sync`)
+          ).rows[0];
+        expect(await settings(full)).toEqual({
+          name: `hub:${process.pid}:writer`,
+          lock: '1234ms',
+          idle: '5s',
+          sync: 'on',
+        });
+        expect(await settings(normal)).toEqual({
+          name: `hub:${process.pid}:read`,
+          lock: '10s',
+          idle: '7s',
+          sync: 'off',
+        });
       } finally {
         await full.end();
         await normal.end();
@@ -75,7 +109,9 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
     it('give bigint and numeric results as numbers', async () => {
       const pool = createPool({ url: database.url, role: 'read', sync: 'full', lockWaitMs: 1000, log });
       try {
-        const { rows } = await pool.query('select 9007199254740991::bigint as big, count(*) as n, sum(1::bigint) as s from generate_series(1, 3)');
+        const { rows } = await pool.query(
+          'select 9007199254740991::bigint as big, count(*) as n, sum(1::bigint) as s from generate_series(1, 3)',
+        );
         expect(rows[0]).toEqual({ big: 9007199254740991, n: 3, s: 3 });
       } finally {
         await pool.end();
@@ -84,11 +120,19 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
 
     it('killed while idle or between two statements of a transaction fail only that transaction: the process goes on and the next query works', async () => {
       const before = warnings.length;
-      const { db, pool } = openPostgres<PostgresDatabase>({ url: database.url, role: 'victim', sync: 'full', lockWaitMs: 1000, log });
+      const { db, pool } = openPostgres<PostgresDatabase>({
+        url: database.url,
+        role: 'victim',
+        sync: 'full',
+        lockWaitMs: 1000,
+        log,
+      });
       try {
         await sql`select 1`.execute(db); // one idle connection in the pool
-        const killIdle = await admin.query('select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
-          [applicationName('victim')]);
+        const killIdle = await admin.query(
+          'select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
+          [applicationName('victim')],
+        );
         expect(killIdle.rows.map((r) => r.killed)).toEqual([true]);
         // The pool drops it when its socket reports the end (pool.on('error') logs it).
         while (pool.totalCount > 0) await new Promise((r) => setTimeout(r, 5));
@@ -96,8 +140,10 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         const transaction = db.transaction().execute(async (trx) => {
           await sql`select 1`.execute(trx);
           // Killed while checked out, between statements (no query running: the client itself gets the error).
-          await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle in transaction'`,
-            [applicationName('victim')]);
+          await admin.query(
+            `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle in transaction'`,
+            [applicationName('victim')],
+          );
           await new Promise((r) => setTimeout(r, 100));
           await sql`select 2`.execute(trx);
         });
@@ -120,35 +166,62 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         expect(await migratePostgres(db)).toEqual({ applied: [] });
         const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables
           where table_schema = 'public' order by table_name`.execute(db);
-        expect(rows.map((r) => r.table_name)).toEqual(['callers', 'configuration_versions', 'hub_settings', 'kysely_migration',
-          'kysely_migration_lock', 'log_heads', 'message_group_members', 'messages', 'package_descriptors', 'package_instance_groups',
-          'package_logs', 'repository_packages', 'saga_requests', 'state_object_filters', 'state_objects', 'subscriptions']);
+        expect(rows.map((r) => r.table_name)).toEqual([
+          'callers',
+          'configuration_versions',
+          'hub_settings',
+          'kysely_migration',
+          'kysely_migration_lock',
+          'log_heads',
+          'message_group_members',
+          'messages',
+          'package_descriptors',
+          'package_instance_groups',
+          'package_logs',
+          'repository_packages',
+          'saga_requests',
+          'state_object_filters',
+          'state_objects',
+          'subscriptions',
+        ]);
         const heads = await sql<{ log: string; seq: number }>`select log, seq from log_heads order by log`.execute(db);
-        expect(heads.rows).toEqual([{ log: 'messages', seq: 0 }, { log: 'package_logs', seq: 0 }, { log: 'state_objects', seq: 0 }]);
+        expect(heads.rows).toEqual([
+          { log: 'messages', seq: 0 },
+          { log: 'package_logs', seq: 0 },
+          { log: 'state_objects', seq: 0 },
+        ]);
       } finally {
         await db.destroy();
       }
     });
 
-    it('turn a filter\'s * pattern into a LIKE pattern with \\ % _ escaped', async () => {
+    it("turn a filter's * pattern into a LIKE pattern with \\ % _ escaped", async () => {
       await admin.query(`insert into callers values ('c1', 'Consumer/App', 'consumer', '', '', 1)`);
       await admin.query(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms)
         values ('s1', 'state_objects', 'c1', 'cred', 1, 1)`);
       await admin.query(`insert into state_object_filters (subscription_id, sentinel_pattern, package_pattern, name_pattern, type_pattern)
         values ('s1', '*', 'a_b%c\\d', 'x*y*', '')`);
-      const { rows } = await admin.query('select sentinel_like, package_like, name_like, type_like from state_object_filters');
+      const { rows } = await admin.query(
+        'select sentinel_like, package_like, name_like, type_like from state_object_filters',
+      );
       expect(rows).toEqual([{ sentinel_like: '%', package_like: 'a\\_b\\%c\\\\d', name_like: 'x%y%', type_like: '' }]);
-      const matches = await admin.query(`select $1::text like package_like as m from state_object_filters`, ['a_b%c\\d']);
+      const matches = await admin.query(`select $1::text like package_like as m from state_object_filters`, [
+        'a_b%c\\d',
+      ]);
       expect(matches.rows).toEqual([{ m: true }]);
-      const nonMatch = await admin.query(`select $1::text like package_like as m from state_object_filters`, ['aXb%c\\d']);
+      const nonMatch = await admin.query(`select $1::text like package_like as m from state_object_filters`, [
+        'aXb%c\\d',
+      ]);
       expect(nonMatch.rows).toEqual([{ m: false }]);
       await admin.query('delete from subscriptions; delete from callers');
     });
 
     it('raced by six processes on one fresh database: all succeed, one migrates, the schema exists once', async () => {
       const fresh = await testDatabase(server);
-      const opened = Array.from({ length: 6 }, (_, i) =>
-        openPostgres({ url: fresh.url, role: `migrate${i}`, sync: 'full', lockWaitMs: 10_000, log }).db);
+      const opened = Array.from(
+        { length: 6 },
+        (_, i) => openPostgres({ url: fresh.url, role: `migrate${i}`, sync: 'full', lockWaitMs: 10_000, log }).db,
+      );
       try {
         const outcomes = await Promise.allSettled(opened.map((db) => migratePostgres(db)));
         expect(outcomes.map((o) => o.status)).toEqual(Array(6).fill('fulfilled'));
@@ -181,20 +254,25 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
       const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
       await migratePostgres(db).finally(() => db.destroy());
     });
-    const writers = () => createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log, max: 4 });
+    const writers = () =>
+      createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log, max: 4 });
 
     const cases = [
       {
         log: 'messages' as const,
         write: (c: pg.PoolClient, i: number) => appendMessages(c, [message(`m${i}`)]),
         readAbove: async (cursor: number) =>
-          (await admin.query('select id as n from messages where id > $1 order by id', [cursor])).rows.map((r) => Number(r.n)),
+          (await admin.query('select id as n from messages where id > $1 order by id', [cursor])).rows.map((r) =>
+            Number(r.n),
+          ),
       },
       {
         log: 'state_objects' as const,
         write: (c: pg.PoolClient, i: number) => upsertStateObjects(c, [stateObject(`o${i % 2}`)]),
         readAbove: async (cursor: number) =>
-          (await admin.query('select seq as n from state_objects where seq > $1 order by seq', [cursor])).rows.map((r) => Number(r.n)),
+          (await admin.query('select seq as n from state_objects where seq > $1 order by seq', [cursor])).rows.map(
+            (r) => Number(r.n),
+          ),
       },
     ];
 
@@ -271,7 +349,9 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         const first = (await a.query(`insert into seq_demo (v) values ('a') returning id`)).rows[0].id;
         const second = (await admin.query(`insert into seq_demo (v) values ('b') returning id`)).rows[0].id;
         expect(second).toBeGreaterThan(first);
-        const seen = (await admin.query('select id from seq_demo where id > 0 order by id')).rows.map((r) => Number(r.id));
+        const seen = (await admin.query('select id from seq_demo where id > 0 order by id')).rows.map((r) =>
+          Number(r.id),
+        );
         expect(seen).toEqual([Number(second)]); // a reader's cursor moves to `second` and never returns `first`
         await a.query('commit');
       } finally {

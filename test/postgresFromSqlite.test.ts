@@ -32,11 +32,15 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
   const app = consumer('Mover');
   const p1 = pkg('S1', 'P1');
   const objects = async (h: TestHub, id: string) =>
-    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<StateObjectUpdateRecord[]>()
+    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 }))
+      .json<StateObjectUpdateRecord[]>()
       .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
   const messages = async (h: TestHub, id: string) =>
-    (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 })).json<MessageRecord[]>().map((m) => m.Data);
-  const send = (h: TestHub, data: string) => get(h, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: JSON.stringify(data) });
+    (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 }))
+      .json<MessageRecord[]>()
+      .map((m) => m.Data);
+  const send = (h: TestHub, data: string) =>
+    get(h, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: JSON.stringify(data) });
 
   it('keeps cursors, unread messages, numbering and logs, and refuses a database that is not empty', async () => {
     const sqliteHub = await startTestHub();
@@ -45,9 +49,14 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'A', value: 1 });
     await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'B', value: 1 });
     const objectsId = idOf(await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '[x]*' }));
-    const everything = idOf(await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '*', subscriptionId: objectsId }));
+    const everything = idOf(
+      await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '*', subscriptionId: objectsId }),
+    );
     expect(everything).toBe(objectsId);
-    expect(await objects(sqliteHub, objectsId)).toEqual([['A', 1], ['B', 1]]);
+    expect(await objects(sqliteHub, objectsId)).toEqual([
+      ['A', 1],
+      ['B', 1],
+    ]);
     await get(sqliteHub, 'platform/PurgeStateObjects', p1, { name: 'B' });
     await get(sqliteHub, 'platform/PushStateObject', p1, { name: '[x]y', value: 2 });
     const messagesId = idOf(await get(sqliteHub, 'consumer/SubscribeToMessage', app));
@@ -59,11 +68,20 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     hub = undefined;
 
     const report = await copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log });
-    expect(report).toMatchObject({ state_objects: 3, subscriptions: 2, state_object_filters: 2, messages: 2, package_logs: 1 });
+    expect(report).toMatchObject({
+      state_objects: 3,
+      subscriptions: 2,
+      state_object_filters: 2,
+      messages: 2,
+      package_logs: 1,
+    });
 
     const pgHub = await startTestHub({ dataDir, config: null, options: { databaseUrl: database.url } });
     hub = pgHub;
-    expect(await objects(pgHub, objectsId)).toEqual([['B', 'deleted'], ['[x]y', 2]]);
+    expect(await objects(pgHub, objectsId)).toEqual([
+      ['B', 'deleted'],
+      ['[x]y', 2],
+    ]);
     expect(await messages(pgHub, messagesId)).toEqual(['unread']);
     await get(pgHub, 'platform/PushStateObject', p1, { name: 'A', value: 3 });
     await send(pgHub, 'after');
@@ -74,7 +92,9 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     expect(logs.map((l) => l.Message)).toEqual(['before the move', 'after the move']);
     expect(logs[1].Id).toBe(logs[0].Id + 1);
 
-    await expect(copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log })).rejects.toThrow(/not empty/);
+    await expect(
+      copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log }),
+    ).rejects.toThrow(/not empty/);
   });
 
   it('`hub migrate` copies the data directory of a stopped hub, and refuses one a hub is running on', async () => {
@@ -82,11 +102,15 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     hub = running;
     await get(running, 'platform/PushStateObject', p1, { name: 'Moved', value: 5 });
     const target = await testDatabase(server);
-    const run = (dataDir: string) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
-      env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_DATABASE_URL: target.url, HUB_LOG_LEVEL: 'silent' },
-    });
+    const run = (dataDir: string) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+        env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_DATABASE_URL: target.url, HUB_LOG_LEVEL: 'silent' },
+      });
     try {
-      await expect(run(running.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/in use|running/i) });
+      await expect(run(running.dataDir)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/in use|running/i),
+      });
       await running.stop();
       hub = undefined;
       const { stdout } = await run(running.dataDir);

@@ -18,8 +18,15 @@ import type { TestDatabase } from './support/postgres.js';
 const server = await postgresServer();
 
 const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1', sender_type: 0, sender_friendly_name: 'Consumer/App', scope: 1, args: '["All"]',
-  saga_id: null, key: 'K', data, sent_ms: 1,
+  sender_connection_id: 'c1',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/App',
+  scope: 1,
+  args: '["All"]',
+  saga_id: null,
+  key: 'K',
+  data,
+  sent_ms: 1,
 });
 
 describe.skipIf(!server.available)('PostgreSQL group commit', () => {
@@ -41,16 +48,21 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     await database?.drop();
   });
 
-  const messages = () => new GroupCommit<NewMessage, number>({ pool, log, write: (client, items) => appendMessages(client, items) });
+  const messages = () =>
+    new GroupCommit<NewMessage, number>({ pool, log, write: (client, items) => appendMessages(client, items) });
 
   it('what is submitted together is one transaction, and each promise settles after its COMMIT (another connection sees the row then)', async () => {
     const group = messages();
     const visibleAtSettlement: boolean[] = [];
-    const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => group.submit(message(`m${i}`)).then(async (id) => {
-      const { rows } = await admin.query('select 1 from messages where id = $1', [id]);
-      visibleAtSettlement.push(rows.length === 1);
-      return id;
-    })));
+    const ids = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        group.submit(message(`m${i}`)).then(async (id) => {
+          const { rows } = await admin.query('select 1 from messages where id = $1', [id]);
+          visibleAtSettlement.push(rows.length === 1);
+          return id;
+        }),
+      ),
+    );
     expect(group.transactions).toBe(1);
     expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
     expect(visibleAtSettlement).toEqual(Array(50).fill(true));
@@ -76,7 +88,10 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason.code).toBe('23502');
     const { rows } = await admin.query('select id, data from messages where id > $1 order by id', [before]);
-    expect(rows).toEqual([{ id: before + 1, data: 'a' }, { id: before + 2, data: 'c' }]);
+    expect(rows).toEqual([
+      { id: before + 1, data: 'a' },
+      { id: before + 2, data: 'c' },
+    ]);
   });
 
   it('a deadlock chosen as victim runs the whole batch again, and its items commit', async () => {
@@ -86,7 +101,8 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     let attempts = 0;
     let otherDone: Promise<unknown> | undefined;
     const group = new GroupCommit<number, number>({
-      pool, log,
+      pool,
+      log,
       write: async (client, items) => {
         attempts += 1;
         // The batch is the one that detects the deadlock (its deadlock_timeout is the shorter), so it is the victim.
@@ -100,7 +116,10 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
           otherDone = other.query('update deadlock_demo set v = v + 10 where id = 1').then(() => other.query('commit'));
           // The other waits on row 1 before this batch waits on row 2: the cycle exists when the batch's
           // (shorter) deadlock check runs, so the batch is the victim.
-          while ((await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [otherPid])).rows[0]?.wait_event_type !== 'Lock') {
+          while (
+            (await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [otherPid])).rows[0]
+              ?.wait_event_type !== 'Lock'
+          ) {
             await new Promise((r) => setTimeout(r, 5));
           }
         }
@@ -113,7 +132,10 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
       await otherDone;
       expect(attempts).toBe(2);
       const { rows } = await admin.query('select id, v from deadlock_demo order by id');
-      expect(rows).toEqual([{ id: 1, v: 11 }, { id: 2, v: 11 }]);
+      expect(rows).toEqual([
+        { id: 1, v: 11 },
+        { id: 2, v: 11 },
+      ]);
     } finally {
       other.release();
     }
@@ -134,10 +156,13 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     await listener.query('listen hub');
     let inTransaction: unknown;
     const group = new GroupCommit<NewMessage, number>({
-      pool, log,
+      pool,
+      log,
       write: (client, items) => appendMessages(client, items),
       afterCommit: async (client, _items, ids) => {
-        const { rows } = await client.query('select pg_current_xact_id_if_assigned() as xid, now() = statement_timestamp() as autocommit');
+        const { rows } = await client.query(
+          'select pg_current_xact_id_if_assigned() as xid, now() = statement_timestamp() as autocommit',
+        );
         inTransaction = rows[0];
         await notifyCommitted(client, JSON.stringify({ m: ids[ids.length - 1] }));
       },

@@ -30,14 +30,22 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
 
   it('a GetStateObjects waiting on B is answered by a push through A', async () => {
     const app = consumer('Watcher');
-    const id = idOf(await get(b, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Temperature' }));
-    expect((await get(b, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<unknown[]>()).toEqual([]);
+    const id = idOf(
+      await get(b, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: 'Temperature' }),
+    );
+    expect(
+      (await get(b, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).json<unknown[]>(),
+    ).toEqual([]);
     const poll = get(b, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 20_000 });
     await waitingPolls(b, 1);
-    expect((await get(a, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 21 })).status).toBe(204);
+    expect((await get(a, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Temperature', value: 21 })).status).toBe(
+      204,
+    );
     const reply = await poll;
     expect(reply.status).toBe(200);
-    expect(reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([['Temperature', 21]]);
+    expect(reply.json<StateObjectUpdateRecord[]>().map((u) => [u.StateObject.Name, u.StateObject.Value])).toEqual([
+      ['Temperature', 21],
+    ]);
   });
 
   it('a GetMessages waiting on B is answered by a send through A', async () => {
@@ -45,14 +53,20 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
     const id = idOf(await get(b, 'consumer/SubscribeToMessage', app));
     const poll = get(b, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 20_000 });
     await waitingPolls(b, 1);
-    const sent = await get(a, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'Hello', data: JSON.stringify('world') });
+    const sent = await get(a, 'consumer/SendMessage', consumer('Sender'), {
+      scope: 'All',
+      key: 'Hello',
+      data: JSON.stringify('world'),
+    });
     expect(sent.status).toBe(204);
     const reply = await poll;
     expect(reply.json<MessageRecord[]>().map((m) => m.Data)).toEqual(['world']);
   });
 
   it('each process reports its listening connection in its metrics', async () => {
-    const text = await (await fetch(`${b.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+    const text = await (
+      await fetch(`${b.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
+    ).text();
     expect(text).toMatch(/^hub_postgres_listener_up 1$/m);
     expect(text).toMatch(/^hub_postgres_listener_reconnects 0$/m);
     expect(text).toMatch(/^hub_postgres_tail_reads [1-9]\d*$/m);

@@ -21,8 +21,15 @@ import type { TestDatabase } from './support/postgres.js';
 const server = await postgresServer();
 
 const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1', sender_type: 0, sender_friendly_name: 'Consumer/App', scope: 1, args: '["All"]',
-  saga_id: null, key: 'K', data, sent_ms: 1,
+  sender_connection_id: 'c1',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/App',
+  scope: 1,
+  args: '["All"]',
+  saga_id: null,
+  key: 'K',
+  data,
+  sent_ms: 1,
 });
 
 const until = async (condition: () => boolean | Promise<boolean>) => {
@@ -52,12 +59,27 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
   });
 
   /** "Process B": a listener feeding a tail reader that records what it is handed. */
-  async function processB(options: { fallbackMs?: number; firstBackoffMs?: number; heartbeatMs?: number; heartbeatTimeoutMs?: number; role?: string; listenUrl?: string } = {}) {
-    const seen = { stateObjects: [] as ChangedStateObjectKey[], messages: [] as SentMessageKey[], packageLogs: [] as PackageLogKey[] };
+  async function processB(
+    options: {
+      fallbackMs?: number;
+      firstBackoffMs?: number;
+      heartbeatMs?: number;
+      heartbeatTimeoutMs?: number;
+      role?: string;
+      listenUrl?: string;
+    } = {},
+  ) {
+    const seen = {
+      stateObjects: [] as ChangedStateObjectKey[],
+      messages: [] as SentMessageKey[],
+      packageLogs: [] as PackageLogKey[],
+    };
     const hints: string[] = [];
     const pool = createPool({ url: database.url, role: 'tail', sync: 'full', lockWaitMs: 10_000, log, max: 2 });
     const tail = new TailReader({
-      db: pool, log, fallbackMs: options.fallbackMs ?? 3_600_000,
+      db: pool,
+      log,
+      fallbackMs: options.fallbackMs ?? 3_600_000,
       handlers: {
         stateObjects: (rows) => seen.stateObjects.push(...rows),
         messages: (rows) => seen.messages.push(...rows),
@@ -67,8 +89,14 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
     await tail.start();
     let readies = 0;
     const listener = new PostgresListener({
-      url: options.listenUrl ?? database.url, role: options.role ?? 'listen', sync: 'full', lockWaitMs: 10_000, log,
-      firstBackoffMs: options.firstBackoffMs ?? 50, heartbeatMs: options.heartbeatMs, heartbeatTimeoutMs: options.heartbeatTimeoutMs,
+      url: options.listenUrl ?? database.url,
+      role: options.role ?? 'listen',
+      sync: 'full',
+      lockWaitMs: 10_000,
+      log,
+      firstBackoffMs: options.firstBackoffMs ?? 50,
+      heartbeatMs: options.heartbeatMs,
+      heartbeatTimeoutMs: options.heartbeatTimeoutMs,
       onNotification: (payload) => {
         hints.push(payload);
         void tail.hint();
@@ -91,17 +119,42 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
   it('a NOTIFY after a commit makes the other process read the new rows of each log, in order, once', async () => {
     const b = await processB();
     const ids = await appendMessages(writer, [message('a'), message('b')]);
-    const [seq] = await upsertStateObjects(writer, [{ sentinel_name: 'S', package_name: 'P', name: 'T', type: 'System.Int32',
-      value: '1', metadatas: '{}', last_update_ms: 1, lifetime_s: 0, expires_at_ms: null }]);
-    const [logId] = await appendPackageLogs(writer, [{ sentinel_name: 'S', package_name: 'P', level: 'Info', message: 'hello', logged_ms: 1 }]);
+    const [seq] = await upsertStateObjects(writer, [
+      {
+        sentinel_name: 'S',
+        package_name: 'P',
+        name: 'T',
+        type: 'System.Int32',
+        value: '1',
+        metadatas: '{}',
+        last_update_ms: 1,
+        lifetime_s: 0,
+        expires_at_ms: null,
+      },
+    ]);
+    const [logId] = await appendPackageLogs(writer, [
+      { sentinel_name: 'S', package_name: 'P', level: 'Info', message: 'hello', logged_ms: 1 },
+    ]);
     await notifyCommitted(writer, '{"m":1}');
-    await until(() => b.seen.messages.length === 2 && b.seen.stateObjects.length === 1 && b.seen.packageLogs.length === 1);
+    await until(
+      () => b.seen.messages.length === 2 && b.seen.stateObjects.length === 1 && b.seen.packageLogs.length === 1,
+    );
     expect(b.hints).toContain('{"m":1}');
     expect(b.seen.messages).toEqual([
       { id: ids[0], sender_connection_id: 'c1', scope: 1, args: '["All"]' },
       { id: ids[1], sender_connection_id: 'c1', scope: 1, args: '["All"]' },
     ]);
-    expect(b.seen.stateObjects).toEqual([{ seq, sentinel_name: 'S', package_name: 'P', name: 'T', type: 'System.Int32', is_deleted: false, expires_at_ms: null }]);
+    expect(b.seen.stateObjects).toEqual([
+      {
+        seq,
+        sentinel_name: 'S',
+        package_name: 'P',
+        name: 'T',
+        type: 'System.Int32',
+        is_deleted: false,
+        expires_at_ms: null,
+      },
+    ]);
     expect(b.seen.packageLogs).toEqual([{ id: logId, sentinel_name: 'S', package_name: 'P' }]);
     // A later hint with nothing new hands nothing again.
     await b.tail.hint();
@@ -124,7 +177,8 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
     // ALTER DATABASE … allow_connections runs from another database.
     const outside = testClient(server.adminUrl);
     await outside.connect();
-    const allowConnections = (allow: boolean) => outside.query(`alter database ${database.name} allow_connections ${allow}`);
+    const allowConnections = (allow: boolean) =>
+      outside.query(`alter database ${database.name} allow_connections ${allow}`);
     const warningsBefore = warnings.length;
     try {
       // While the database refuses new connections, the listener cannot come back: the write below is
@@ -132,8 +186,10 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
       // writer pool's, keep working.)
       await writer.query('select 1');
       await allowConnections(false);
-      const killed = await admin.query('select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
-        [applicationName('listen-kill')]);
+      const killed = await admin.query(
+        'select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
+        [applicationName('listen-kill')],
+      );
       expect(killed.rows).toEqual([{ killed: true }]);
       await until(() => !b.listener.connected);
       const [id] = await appendMessages(admin, [message('in the gap')]);
@@ -171,8 +227,13 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
     const proxy = net.createServer((client) => {
       const upstream = net.connect(Number(target.port || 5432), target.hostname);
       open.push(client, upstream);
-      for (const [from, to] of [[client, upstream], [upstream, client]]) {
-        from.on('data', (chunk) => { if (!stalled.has(from)) to.write(chunk); });
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ]) {
+        from.on('data', (chunk) => {
+          if (!stalled.has(from)) to.write(chunk);
+        });
         from.on('error', () => {});
       }
     });
@@ -180,7 +241,12 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
     const viaProxy = new URL(database.url);
     viaProxy.port = String((proxy.address() as net.AddressInfo).port);
     try {
-      const b = await processB({ role: 'listen-silent', heartbeatMs: 200, heartbeatTimeoutMs: 1_000, listenUrl: viaProxy.toString() });
+      const b = await processB({
+        role: 'listen-silent',
+        heartbeatMs: 200,
+        heartbeatTimeoutMs: 1_000,
+        listenUrl: viaProxy.toString(),
+      });
       for (const socket of open) stalled.add(socket);
       const [id] = await appendMessages(writer, [message('while silent')]);
       await notifyCommitted(writer, 'lost in the silence');

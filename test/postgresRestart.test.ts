@@ -20,8 +20,15 @@ import type { ThrowawayCluster } from './support/postgres.js';
 const possible = throwawayClusterPossible();
 
 const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1', sender_type: 0, sender_friendly_name: 'Consumer/App', scope: 1, args: '["All"]',
-  saga_id: null, key: 'K', data, sent_ms: 1,
+  sender_connection_id: 'c1',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/App',
+  scope: 1,
+  args: '["All"]',
+  saga_id: null,
+  key: 'K',
+  data,
+  sent_ms: 1,
 });
 
 const until = async (condition: () => boolean | Promise<boolean>) => {
@@ -47,11 +54,23 @@ describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running p
     const writer = createPool({ url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log, max: 2 });
     const tailPool = createPool({ url, role: 'tail', sync: 'full', lockWaitMs: 10_000, log, max: 2 });
     const seen: SentMessageKey[] = [];
-    const tail = new TailReader({ db: tailPool, log, fallbackMs: 3_600_000,
-      handlers: { stateObjects: () => {}, messages: (rows) => seen.push(...rows), packageLogs: () => {} } });
+    const tail = new TailReader({
+      db: tailPool,
+      log,
+      fallbackMs: 3_600_000,
+      handlers: { stateObjects: () => {}, messages: (rows) => seen.push(...rows), packageLogs: () => {} },
+    });
     await tail.start();
-    const listener = new PostgresListener({ url, sync: 'full', lockWaitMs: 10_000, log, firstBackoffMs: 50, maxBackoffMs: 500,
-      onNotification: () => void tail.hint(), onReady: () => void tail.hint() });
+    const listener = new PostgresListener({
+      url,
+      sync: 'full',
+      lockWaitMs: 10_000,
+      log,
+      firstBackoffMs: 50,
+      maxBackoffMs: 500,
+      onNotification: () => void tail.hint(),
+      onReady: () => void tail.hint(),
+    });
     await listener.start();
     try {
       const [before] = await appendMessages(writer, [message('acknowledged before the crash')]);
@@ -61,7 +80,12 @@ describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running p
       await cluster.restart('immediate');
 
       // The pool's old connections are dead: an operation that meets one fails alone, the next gets a new one.
-      await until(() => writer.query('select 1').then(() => true, () => false));
+      await until(() =>
+        writer.query('select 1').then(
+          () => true,
+          () => false,
+        ),
+      );
       const { rows } = await writer.query('select id, data from messages order by id');
       expect(rows).toEqual([{ id: before, data: 'acknowledged before the crash' }]);
       await until(() => listener.connected && listener.reconnects === 1);

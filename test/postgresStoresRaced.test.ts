@@ -15,7 +15,7 @@ import type { TestDatabase } from './support/postgres.js';
 const server = await postgresServer();
 const MAX = 3;
 
-describe.skipIf(!server.available)('two processes on one PostgreSQL race the rules SQLite\'s single writer kept', () => {
+describe.skipIf(!server.available)("two processes on one PostgreSQL race the rules SQLite's single writer kept", () => {
   let database: TestDatabase;
   let a: HubStore;
   let b: HubStore;
@@ -23,8 +23,14 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    const options = { url: database.url, sync: 'full' as const, lockWaitMs: 5_000, messageRetention: { count: 100, ms: 3_600_000 },
-      maxSubscriptionsPerCredential: MAX, log: { warn: () => {} } };
+    const options = {
+      url: database.url,
+      sync: 'full' as const,
+      lockWaitMs: 5_000,
+      messageRetention: { count: 100, ms: 3_600_000 },
+      maxSubscriptionsPerCredential: MAX,
+      log: { warn: () => {} },
+    };
     // Both start at once: the migrator's lock lets one migrate.
     [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
     admin = testPool(database.url, 2);
@@ -37,33 +43,66 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
   });
 
   const ownerNamed = async (credentialName: string): Promise<SubscriptionOwner> => {
-    const connectionId = await a.callers.record({ connectionId: randomUUID(), friendlyName: `Consumer/${credentialName}`, kind: 'consumer',
-      sentinelName: 'Consumer', packageName: credentialName, firstSeenMs: 1 });
+    const connectionId = await a.callers.record({
+      connectionId: randomUUID(),
+      friendlyName: `Consumer/${credentialName}`,
+      kind: 'consumer',
+      sentinelName: 'Consumer',
+      packageName: credentialName,
+      firstSeenMs: 1,
+    });
     return { connectionId, credentialName };
   };
 
   it('the subscription cap holds across processes: of ten opened at once on two, exactly the cap succeed', async () => {
     const owner = await ownerNamed('capped');
-    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).subscriptions.openMessages(owner, undefined)));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).subscriptions.openMessages(owner, undefined)),
+    );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(MAX);
-    expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(Array(10 - MAX).fill('TooManySubscriptions'));
-    const { rows } = await admin.query('select count(*) as n from subscriptions where credential_name = $1', ['capped']);
+    expect(
+      outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.code),
+    ).toEqual(Array(10 - MAX).fill('TooManySubscriptions'));
+    const { rows } = await admin.query('select count(*) as n from subscriptions where credential_name = $1', [
+      'capped',
+    ]);
     expect(rows).toEqual([{ n: MAX }]);
   });
 
   it('the same filter added on both at once is added once', async () => {
     const owner = await ownerNamed('filters');
-    const { id } = await a.subscriptions.openStateObjects(owner, undefined, { sentinel: '*', package: '*', name: 'X', type: '*' });
-    const both = await Promise.all([a, b].map((e) => e.subscriptions.openStateObjects(owner, id, { sentinel: '*', package: '*', name: 'Y', type: '*' })));
+    const { id } = await a.subscriptions.openStateObjects(owner, undefined, {
+      sentinel: '*',
+      package: '*',
+      name: 'X',
+      type: '*',
+    });
+    const both = await Promise.all(
+      [a, b].map((e) =>
+        e.subscriptions.openStateObjects(owner, id, { sentinel: '*', package: '*', name: 'Y', type: '*' }),
+      ),
+    );
     expect(both.map((o) => o.id)).toEqual([id, id]);
     expect(both.map((o) => o.added).sort()).toEqual([false, true]);
-    const { rows } = await admin.query('select name_pattern from state_object_filters where subscription_id = $1 order by id', [id]);
+    const { rows } = await admin.query(
+      'select name_pattern from state_object_filters where subscription_id = $1 order by id',
+      [id],
+    );
     expect(rows).toEqual([{ name_pattern: 'X' }, { name_pattern: 'Y' }]);
   });
 
   it('an expiry run by both at once is announced once', async () => {
-    await a.stateObjects.push({ sentinelName: 'S', packageName: 'P', name: 'E', type: 'T', value: '1', metadatas: '{}',
-      lastUpdateMs: 1, lifetimeS: 1, expiresAtMs: 5_000 });
+    await a.stateObjects.push({
+      sentinelName: 'S',
+      packageName: 'P',
+      name: 'E',
+      type: 'T',
+      value: '1',
+      metadatas: '{}',
+      lastUpdateMs: 1,
+      lifetimeS: 1,
+      expiresAtMs: 5_000,
+    });
     const [fromA, fromB] = await Promise.all([a.stateObjects.expire(6_000), b.stateObjects.expire(6_000)]);
     expect([...fromA, ...fromB].map((o) => o.name)).toEqual(['E']);
   });
@@ -81,11 +120,35 @@ describe.skipIf(!server.available)('two processes on one PostgreSQL race the rul
 
   it('what one process pushes, purges and sends, a subscription read through the other gets, once', async () => {
     const owner = await ownerNamed('reader');
-    const objects = await b.subscriptions.openStateObjects(owner, undefined, { sentinel: 'S2', package: '*', name: '*', type: '*' });
+    const objects = await b.subscriptions.openStateObjects(owner, undefined, {
+      sentinel: 'S2',
+      package: '*',
+      name: '*',
+      type: '*',
+    });
     const messages = await b.subscriptions.openMessages(owner, undefined);
-    await a.stateObjects.push({ sentinelName: 'S2', packageName: 'P', name: 'N', type: 'T', value: '7', metadatas: '{}', lastUpdateMs: 1, lifetimeS: 0, expiresAtMs: null });
-    await a.messages.send({ senderConnectionId: owner.connectionId, senderType: 0, senderFriendlyName: 'Consumer/reader', scope: 5,
-      args: '[]', sagaId: null, key: 'K', data: '"hello"', sentMs: 1 });
+    await a.stateObjects.push({
+      sentinelName: 'S2',
+      packageName: 'P',
+      name: 'N',
+      type: 'T',
+      value: '7',
+      metadatas: '{}',
+      lastUpdateMs: 1,
+      lifetimeS: 0,
+      expiresAtMs: null,
+    });
+    await a.messages.send({
+      senderConnectionId: owner.connectionId,
+      senderType: 0,
+      senderFriendlyName: 'Consumer/reader',
+      scope: 5,
+      args: '[]',
+      sagaId: null,
+      key: 'K',
+      data: '"hello"',
+      sentMs: 1,
+    });
     const signal = new AbortController().signal;
     expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current?.value)).toEqual(['7']);
     await a.stateObjects.purge({ sentinelName: 'S2', packageName: 'P' }, { name: '*', type: '*' });

@@ -42,7 +42,9 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
     try {
       await holder.query('begin');
       await holder.query('update t set v = 100 where id = 1');
-      const failed = await transaction(pool, (c) => c.query('update t set v = 6 where id = 1')).catch((e: unknown) => e);
+      const failed = await transaction(pool, (c) => c.query('update t set v = 6 where id = 1')).catch(
+        (e: unknown) => e,
+      );
       expect(failed).toBeInstanceOf(HubError);
       expect((failed as HubError).code).toBe('DatabaseBusy');
       await holder.query('rollback');
@@ -52,7 +54,7 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
     expect((await admin.query('select v from t')).rows).toEqual([{ v: 5 }]);
   });
 
-  it('the hub\'s own error passes through as it is, and rolls back', async () => {
+  it("the hub's own error passes through as it is, and rolls back", async () => {
     const refusal = new ClientGone();
     const failed = await transaction(pool, async (c) => {
       await c.query('update t set v = 7 where id = 1');
@@ -66,13 +68,17 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
     let attempts = 0;
     const other = await admin.connect();
     try {
-      const result = await transaction(pool, async (c) => {
-        attempts += 1;
-        const { rows } = await c.query('select v from t where id = 1'); // the snapshot is taken here
-        if (attempts === 1) await other.query('update t set v = v + 1 where id = 1'); // commits meanwhile
-        await c.query('update t set v = $1 where id = 1', [rows[0].v + 10]); // 40001 on the first attempt
-        return rows[0].v;
-      }, { isolation: 'repeatable read' });
+      const result = await transaction(
+        pool,
+        async (c) => {
+          attempts += 1;
+          const { rows } = await c.query('select v from t where id = 1'); // the snapshot is taken here
+          if (attempts === 1) await other.query('update t set v = v + 1 where id = 1'); // commits meanwhile
+          await c.query('update t set v = $1 where id = 1', [rows[0].v + 10]); // 40001 on the first attempt
+          return rows[0].v;
+        },
+        { isolation: 'repeatable read' },
+      );
       expect(attempts).toBe(2);
       expect(result).toBe(6);
       expect((await admin.query('select v from t')).rows).toEqual([{ v: 16 }]);
@@ -84,8 +90,10 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
   it('a connection killed in the middle is DatabaseBusy (503), and the next transaction gets a good one', async () => {
     const failed = await transaction(pool, async (c) => {
       await c.query('select 1');
-      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = $2',
-        [applicationName('tx'), 'idle in transaction']);
+      await admin.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = $2',
+        [applicationName('tx'), 'idle in transaction'],
+      );
       await c.query('select pg_sleep(0.05)'); // the terminated session answers with an error
       await c.query('select 2');
     }).catch((e: unknown) => e);

@@ -24,7 +24,12 @@ describe('the one SQLite connection behind Kysely', () => {
       await trx.insertInto('t').values({ v: 'trx-2' }).execute();
     });
     await new Promise((r) => setTimeout(r, 10));
-    const queued = Array.from({ length: 500 }, (_, i) => db.insertInto('t').values({ v: `q-${i}` }).execute());
+    const queued = Array.from({ length: 500 }, (_, i) =>
+      db
+        .insertInto('t')
+        .values({ v: `q-${i}` })
+        .execute(),
+    );
     await new Promise((r) => setTimeout(r, 10));
     release();
     await Promise.all([transaction, ...queued]);

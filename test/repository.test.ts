@@ -17,7 +17,10 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('fake-png-body')]);
+const PNG = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  Buffer.from('fake-png-body'),
+]);
 const XSD = '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="layout"/></xs:schema>';
 
 function packageZip(manifest: Record<string, unknown>, extra: Record<string, Uint8Array> = {}): Buffer {
@@ -72,9 +75,13 @@ describe('upload and read back', () => {
       ],
     });
     expect(entry.Sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect((await get(h, 'management/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name)).toEqual(['Thermo']);
+    expect((await get(h, 'management/packages', admin)).json<{ Name: string }[]>().map((p) => p.Name)).toEqual([
+      'Thermo',
+    ]);
     expect((await get(h, 'management/packages/Thermo', admin)).json()).toEqual(entry);
-    const icon = await fetch(`${h.url}/rest/management/packages/Thermo/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`);
+    const icon = await fetch(
+      `${h.url}/rest/management/packages/Thermo/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`,
+    );
     expect(icon.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await icon.arrayBuffer()).equals(PNG)).toBe(true);
     const xsd = await get(h, 'management/packages/Thermo/settings/Layout/xsd', admin);
@@ -90,7 +97,9 @@ describe('upload and read back', () => {
     const reply = await upload(h, [{ name: 'thermo.zip', data: thermo('2.0.0') }]);
     const [entry] = reply.json<{ Version: string; Sha256: string }[]>();
     expect(entry.Version).toBe('2.0.0');
-    expect((await get(h, 'management/packages', admin)).json<{ Version: string }[]>().map((p) => p.Version)).toEqual(['2.0.0']);
+    expect((await get(h, 'management/packages', admin)).json<{ Version: string }[]>().map((p) => p.Version)).toEqual([
+      '2.0.0',
+    ]);
     expect(repositoryFiles(h)).toEqual([`${entry.Sha256}.zip`]);
   });
 
@@ -99,17 +108,26 @@ describe('upload and read back', () => {
     const data = thermo('1.0.0');
     const [first] = (await upload(h, [{ name: 'thermo.zip', data }])).json<{ Sha256: string }[]>();
     const again = await upload(h, [{ name: 'thermo-again.zip', data }]);
-    expect(again.json<{ FileName: string; Sha256: string }[]>()).toMatchObject([{ FileName: 'thermo-again.zip', Sha256: first.Sha256 }]);
+    expect(again.json<{ FileName: string; Sha256: string }[]>()).toMatchObject([
+      { FileName: 'thermo-again.zip', Sha256: first.Sha256 },
+    ]);
     expect(repositoryFiles(h)).toEqual([`${first.Sha256}.zip`]);
-    const icon = await fetch(`${h.url}/rest/management/packages/Thermo/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`);
+    const icon = await fetch(
+      `${h.url}/rest/management/packages/Thermo/icon?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`,
+    );
     expect(icon.status).toBe(200);
   });
 
   it('renames (409 onto a taken name) and deletes; an instance naming it reports the file missing', async () => {
     const h = await hub();
-    await upload(h, [{ name: 'thermo.zip', data: thermo() }, { name: 'other.zip', data: packageZip({ Name: 'Other', Version: '1' }) }]);
+    await upload(h, [
+      { name: 'thermo.zip', data: thermo() },
+      { name: 'other.zip', data: packageZip({ Name: 'Other', Version: '1' }) },
+    ]);
     await post(h, 'management/sentinels/S1/packages', admin, { Name: 'P3', PackageFile: 'Thermo' });
-    expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toMatchObject({ PackageFileMissing: false });
+    expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toMatchObject({
+      PackageFileMissing: false,
+    });
     expect((await post(h, 'management/packages/Thermo', admin, { newName: 'Other' })).status).toBe(409);
     const renamed = await post(h, 'management/packages/Thermo', admin, { newName: 'Thermometer' });
     expect(renamed.json()).toMatchObject({ Name: 'Thermometer', Version: '1.0.0' });
@@ -117,7 +135,10 @@ describe('upload and read back', () => {
     expect((await call(h, 'DELETE', 'management/packages/Thermometer', admin)).status).toBe(204);
     expect((await call(h, 'DELETE', 'management/packages/Thermometer', admin)).status).toBe(404);
     expect(repositoryFiles(h)).toHaveLength(1);
-    expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toMatchObject({ PackageFile: 'Thermo', PackageFileMissing: true });
+    expect((await get(h, 'management/sentinels/S1/packages/P3', admin)).json()).toMatchObject({
+      PackageFile: 'Thermo',
+      PackageFileMissing: true,
+    });
     expect((await get(h, 'management/packages/Other/icon', admin)).status).toBe(404);
   });
 });
@@ -183,16 +204,64 @@ describe('refusals', () => {
   it.each([
     ['not a zip', () => Buffer.from('hello'), 400, /not a readable zip/],
     ['a zip without manifest', () => Buffer.from(zipSync({ 'readme.txt': strToU8('x') })), 400, /no manifest.json/],
-    ['a manifest that is not JSON', () => Buffer.from(zipSync({ 'manifest.json': strToU8('{nope') })), 400, /manifest.json is not JSON/],
+    [
+      'a manifest that is not JSON',
+      () => Buffer.from(zipSync({ 'manifest.json': strToU8('{nope') })),
+      400,
+      /manifest.json is not JSON/,
+    ],
     ['a manifest without Version', () => packageZip({ Name: 'X' }), 400, /manifest.json Version/],
     ['a bad package name', () => packageZip({ Name: 'a/b', Version: '1' }), 400, /manifest.json Name must not contain/],
-    ['a missing icon', () => packageZip({ Name: 'X', Version: '1', Icon: 'icon.png' }), 400, /icon 'icon.png' named by the manifest is not in the archive/],
-    ['an icon that is not PNG', () => packageZip({ Name: 'X', Version: '1', Icon: 'i.png' }, { 'i.png': strToU8('GIF89a') }), 400, /not a PNG/],
-    ['an XSD for a non-XML setting', () => packageZip({ Name: 'X', Version: '1', Settings: [{ Key: 'K', Type: 'String', Xsd: 'k.xsd' }] }, { 'k.xsd': strToU8(XSD) }), 400, /Xsd may name an Xsd only/],
-    ['a path traversal entry', () => packageZip({ Name: 'X', Version: '1' }, { '../evil.sh': strToU8('rm -rf /') }), 400, /outside the package folder|invalid relative path/],
-    ['a zip bomb', () => packageZip({ Name: 'X', Version: '1' }, { 'zeros.bin': new Uint8Array(3 * 1024 * 1024) }), 400, /unpack to more than/],
-    ['too many entries', () => packageZip({ Name: 'X', Version: '1' }, Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, strToU8('x')]))), 400, /more than 1000 entries/],
-    ['an oversized upload', () => Buffer.concat([packageZip({ Name: 'X', Version: '1' }), Buffer.alloc(300 * 1024)]), 413, /./],
+    [
+      'a missing icon',
+      () => packageZip({ Name: 'X', Version: '1', Icon: 'icon.png' }),
+      400,
+      /icon 'icon.png' named by the manifest is not in the archive/,
+    ],
+    [
+      'an icon that is not PNG',
+      () => packageZip({ Name: 'X', Version: '1', Icon: 'i.png' }, { 'i.png': strToU8('GIF89a') }),
+      400,
+      /not a PNG/,
+    ],
+    [
+      'an XSD for a non-XML setting',
+      () =>
+        packageZip(
+          { Name: 'X', Version: '1', Settings: [{ Key: 'K', Type: 'String', Xsd: 'k.xsd' }] },
+          { 'k.xsd': strToU8(XSD) },
+        ),
+      400,
+      /Xsd may name an Xsd only/,
+    ],
+    [
+      'a path traversal entry',
+      () => packageZip({ Name: 'X', Version: '1' }, { '../evil.sh': strToU8('rm -rf /') }),
+      400,
+      /outside the package folder|invalid relative path/,
+    ],
+    [
+      'a zip bomb',
+      () => packageZip({ Name: 'X', Version: '1' }, { 'zeros.bin': new Uint8Array(3 * 1024 * 1024) }),
+      400,
+      /unpack to more than/,
+    ],
+    [
+      'too many entries',
+      () =>
+        packageZip(
+          { Name: 'X', Version: '1' },
+          Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, strToU8('x')])),
+        ),
+      400,
+      /more than 1000 entries/,
+    ],
+    [
+      'an oversized upload',
+      () => Buffer.concat([packageZip({ Name: 'X', Version: '1' }), Buffer.alloc(300 * 1024)]),
+      413,
+      /./,
+    ],
   ])('refuses %s with a clear 4xx and stores nothing', async (_what, make, status, message) => {
     const h = await hub({ options: { maxPackageBytes: 256 * 1024, maxPackageUnpackedBytes: 1024 * 1024 } });
     const reply = await upload(h, [{ name: 'p.zip', data: make() }]);
@@ -205,7 +274,10 @@ describe('refusals', () => {
 
   it('stores none of several files when one is invalid, and needs multipart', async () => {
     const h = await hub();
-    const reply = await upload(h, [{ name: 'good.zip', data: thermo() }, { name: 'bad.zip', data: Buffer.from('x') }]);
+    const reply = await upload(h, [
+      { name: 'good.zip', data: thermo() },
+      { name: 'bad.zip', data: Buffer.from('x') },
+    ]);
     expect(reply.status).toBe(400);
     expect((await get(h, 'management/packages', admin)).json()).toEqual([]);
     expect((await post(h, 'management/upload-package', admin, { file: 'x' })).status).toBe(400);

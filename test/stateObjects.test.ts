@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { StateObjectUpdateRecord } from '../src/hub/records.js';
-import { admin, consumer, get, idOf, pkg, post, startTestHub, tempDir, testConfiguration, hubsStoppedAfterEach } from './support/testHub.js';
+import {
+  admin,
+  consumer,
+  get,
+  idOf,
+  pkg,
+  post,
+  startTestHub,
+  tempDir,
+  testConfiguration,
+  hubsStoppedAfterEach,
+} from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { waitingPollCount, waitingPolls } from './support/waitingPolls.js';
 
@@ -10,8 +21,13 @@ const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
 const app = consumer();
 const push = (h: Hub, name: string, value: unknown, extra: Record<string, string | number> = {}, who = p1) =>
-  get(h, 'platform/PushStateObject', who, { name, value: typeof value === 'string' ? value : JSON.stringify(value), ...extra });
-const subscribe = async (h: Hub, query: Record<string, string> = {}, who = app) => idOf(await get(h, 'consumer/SubscribeToStateObjects', who, query));
+  get(h, 'platform/PushStateObject', who, {
+    name,
+    value: typeof value === 'string' ? value : JSON.stringify(value),
+    ...extra,
+  });
+const subscribe = async (h: Hub, query: Record<string, string> = {}, who = app) =>
+  idOf(await get(h, 'consumer/SubscribeToStateObjects', who, query));
 const poll = async (h: Hub, id: string, query: Record<string, string | number> = {}, who = app) => {
   const reply = await get(h, 'consumer/GetStateObjects', who, { subscriptionId: id, timeout: 1000, ...query });
   expect(reply.status).toBe(200);
@@ -32,13 +48,32 @@ describe('publishing and requesting', () => {
     await push(h, 'Almost', 'trueish');
     await push(h, 'Inf', 'Infinity');
     await push(h, 'Dash', '-');
-    await push(h, 'Obj', '{ Temperature: 21, Unit: \'C\', }');
-    const posted = await post(h, 'platform/PushStateObject', p1, { Name: 'Posted', Value: { a: [1, 2] }, Type: '', Lifetime: 0, Metadatas: null });
+    await push(h, 'Obj', "{ Temperature: 21, Unit: 'C', }");
+    const posted = await post(h, 'platform/PushStateObject', p1, {
+      Name: 'Posted',
+      Value: { a: [1, 2] },
+      Type: '',
+      Lifetime: 0,
+      Metadatas: null,
+    });
     expect(posted.status).toBe(204);
-    await post(h, 'platform/PushStateObject', p1, { Name: 'Meta', Value: 1, Type: 'My.Type', Metadatas: { unit: 'C' } });
+    await post(h, 'platform/PushStateObject', p1, {
+      Name: 'Meta',
+      Value: 1,
+      Type: 'My.Type',
+      Metadatas: { unit: 'C' },
+    });
     const all = (await get(h, 'consumer/RequestStateObjects', app)).json<Record<string, unknown>[]>();
     const byName = Object.fromEntries(all.map((o) => [o.Name, o]));
-    expect(byName.Int).toMatchObject({ SentinelName: 'S1', PackageName: 'P1', Type: 'System.Int64', Value: 21, Lifetime: 0, IsExpired: false, Metadatas: {} });
+    expect(byName.Int).toMatchObject({
+      SentinelName: 'S1',
+      PackageName: 'P1',
+      Type: 'System.Int64',
+      Value: 21,
+      Lifetime: 0,
+      IsExpired: false,
+      Metadatas: {},
+    });
     expect(byName.Dbl).toMatchObject({ Type: 'System.Double', Value: 21.5 });
     // Beyond 2^53 JSON has already rounded it: a double, not an Int64 that pretends to be exact.
     expect(byName.Huge).toMatchObject({ Type: 'System.Double', Value: 1.2345678901234568e22 });
@@ -58,7 +93,9 @@ describe('publishing and requesting', () => {
     await push(h, 'Humidity', 3);
     await push(h, 'Temperature1', 4, {}, pkg('S1', 'P2'));
     const names = async (q: Record<string, string>) =>
-      (await get(h, 'consumer/RequestStateObjects', app, q)).json<{ PackageName: string; Name: string }[]>().map((o) => `${o.PackageName}.${o.Name}`);
+      (await get(h, 'consumer/RequestStateObjects', app, q))
+        .json<{ PackageName: string; Name: string }[]>()
+        .map((o) => `${o.PackageName}.${o.Name}`);
     expect(await names({ name: 'Temperature*' })).toEqual(['P1.Temperature1', 'P1.Temperature2', 'P2.Temperature1']);
     expect(await names({ package: 'P2' })).toEqual(['P2.Temperature1']);
     expect(await names({ type: 'System.Double' })).toEqual(['P1.Temperature2']);
@@ -70,7 +107,9 @@ describe('publishing and requesting', () => {
     const h = await hub();
     await push(h, 'X', 1);
     await push(h, 'X', 'text');
-    const all = (await get(h, 'consumer/RequestStateObjects', app, { name: 'X' })).json<{ Value: unknown; Type: string }[]>();
+    const all = (await get(h, 'consumer/RequestStateObjects', app, { name: 'X' })).json<
+      { Value: unknown; Type: string }[]
+    >();
     expect(all).toEqual([expect.objectContaining({ Value: 'text', Type: 'System.String' })]);
   });
 
@@ -146,7 +185,10 @@ describe('subscriptions and long-polling', () => {
     for (let i = 1; i <= 5; i++) await push(h, 'Temp', i);
     await push(h, 'Temp2', 'x');
     const updates = await poll(h, id);
-    expect(values(updates)).toEqual([['Temp', 5], ['Temp2', 'x']]);
+    expect(values(updates)).toEqual([
+      ['Temp', 5],
+      ['Temp2', 'x'],
+    ]);
   });
 
   it('returns an object matched by several filters of one subscription once', async () => {
@@ -176,7 +218,10 @@ describe('subscriptions and long-polling', () => {
     const h = await hub();
     for (const n of ['A', 'B', 'C']) await push(h, n, 1);
     const id = await subscribe(h);
-    expect(values(await poll(h, id, { limit: 2 }))).toEqual([['A', 1], ['B', 1]]);
+    expect(values(await poll(h, id, { limit: 2 }))).toEqual([
+      ['A', 1],
+      ['B', 1],
+    ]);
     expect(values(await poll(h, id, { limit: 2 }))).toEqual([['C', 1]]);
   });
 
@@ -212,7 +257,12 @@ describe('subscriptions and long-polling', () => {
     await poll(h, id);
     await get(h, 'platform/PurgeStateObjects', p1, { name: 'Gone' });
     const updates = await poll(h, id);
-    expect(updates).toEqual([{ StateObject: expect.objectContaining({ Name: 'Gone', Value: null, SentinelName: 'S1', PackageName: 'P1' }), IsDeleted: true }]);
+    expect(updates).toEqual([
+      {
+        StateObject: expect.objectContaining({ Name: 'Gone', Value: null, SentinelName: 'S1', PackageName: 'P1' }),
+        IsDeleted: true,
+      },
+    ]);
     expect(await poll(h, id, { timeout: 0 })).toEqual([]);
   });
 
@@ -225,7 +275,9 @@ describe('subscriptions and long-polling', () => {
     const expired = await poll(h, id, { timeout: 3000 });
     expect(expired).toEqual([{ StateObject: expect.objectContaining({ Name: 'Short', IsExpired: true }) }]);
     expect(await poll(h, id, { timeout: 1000 })).toEqual([]);
-    const read = (await get(h, 'consumer/RequestStateObjects', app, { name: 'Short' })).json<{ IsExpired: boolean }[]>();
+    const read = (await get(h, 'consumer/RequestStateObjects', app, { name: 'Short' })).json<
+      { IsExpired: boolean }[]
+    >();
     expect(read).toEqual([expect.objectContaining({ IsExpired: true })]);
   });
 
@@ -246,13 +298,19 @@ describe('ownership, expiry and authorization', () => {
   it('refuses an unknown id and another caller’s subscription with the JSON 500', async () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'Temp' });
-    for (const [who, sub] of [[consumer('Intruder'), id], [app, '3f2504e0-4f89-11d3-9a0c-0305e82c3301'], [app, 'not-a-guid']] as const) {
+    for (const [who, sub] of [
+      [consumer('Intruder'), id],
+      [app, '3f2504e0-4f89-11d3-9a0c-0305e82c3301'],
+      [app, 'not-a-guid'],
+    ] as const) {
       const reply = await get(h, 'consumer/GetStateObjects', who, { subscriptionId: sub, timeout: 0 });
       expect(reply.status).toBe(500);
       expect(reply.json<{ Message: string }>().Message).toMatch(/does not exist or has expired/);
     }
     const messageSub = idOf(await get(h, 'consumer/SubscribeToMessage', app));
-    expect((await get(h, 'consumer/GetStateObjects', app, { subscriptionId: messageSub, timeout: 0 })).status).toBe(500);
+    expect((await get(h, 'consumer/GetStateObjects', app, { subscriptionId: messageSub, timeout: 0 })).status).toBe(
+      500,
+    );
   });
 
   it('expires idle subscriptions', async () => {
@@ -315,13 +373,18 @@ describe('bad input changes nothing', () => {
     expect(reply.json<{ Message: string }>().Message).toMatch(/timeout|limit/);
   });
 
-  it.each(['consumer/GetStateObjects', 'consumer/GetMessages'])('%s without a subscriptionId: 400 MissingParameter, no waiter left', async (action) => {
-    const h = await hub();
-    const reply = await get(h, action, app, { timeout: 1000 });
-    expect(reply.status).toBe(400);
-    expect(reply.json<{ Message: string; MessageDetail: string }>()).toMatchObject({ Message: "The parameter 'subscriptionId' is required." });
-    expect(await waitingPollCount(h)).toBe(0);
-  });
+  it.each(['consumer/GetStateObjects', 'consumer/GetMessages'])(
+    '%s without a subscriptionId: 400 MissingParameter, no waiter left',
+    async (action) => {
+      const h = await hub();
+      const reply = await get(h, action, app, { timeout: 1000 });
+      expect(reply.status).toBe(400);
+      expect(reply.json<{ Message: string; MessageDetail: string }>()).toMatchObject({
+        Message: "The parameter 'subscriptionId' is required.",
+      });
+      expect(await waitingPollCount(h)).toBe(0);
+    },
+  );
 
   it('refuses bad pushes with clear 400s (or 414 for a value too large for the address) and stores nothing', async () => {
     const h = await hub();
@@ -341,7 +404,10 @@ describe('bad input changes nothing', () => {
     for (const [pending, status, message] of cases) {
       const reply = await pending;
       expect(reply.status, reply.text).toBe(status);
-      expect(reply.json<{ Message: string; MessageDetail?: string }>().Message + (reply.json<{ MessageDetail?: string }>().MessageDetail ?? '')).toMatch(message);
+      expect(
+        reply.json<{ Message: string; MessageDetail?: string }>().Message +
+          (reply.json<{ MessageDetail?: string }>().MessageDetail ?? ''),
+      ).toMatch(message);
     }
     expect((await get(h, 'consumer/RequestStateObjects', app)).json()).toEqual([]);
     void admin;

@@ -34,10 +34,21 @@ const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
     open: async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-contract-'));
       const store = await openSqliteHubStore({
-        file: path.join(dir, 'hub.db'), sync: 'normal', lockWaitMs: 1000, messageRetention: retention,
-        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL, vacuumIntervalMs: 3_600_000, logger: createLogger('silent'),
+        file: path.join(dir, 'hub.db'),
+        sync: 'normal',
+        lockWaitMs: 1000,
+        messageRetention: retention,
+        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL,
+        vacuumIntervalMs: 3_600_000,
+        logger: createLogger('silent'),
       });
-      return { ...store, close: async () => { await store.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+      return {
+        ...store,
+        close: async () => {
+          await store.close();
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
@@ -46,20 +57,43 @@ const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
     open: async () => {
       const database = await testDatabase(server);
       const engine = await openPostgresHubStore({
-        url: database.url, sync: 'full', lockWaitMs: 1000, messageRetention: retention,
-        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL, log: { warn: () => {} },
+        url: database.url,
+        sync: 'full',
+        lockWaitMs: 1000,
+        messageRetention: retention,
+        maxSubscriptionsPerCredential: MAX_PER_CREDENTIAL,
+        log: { warn: () => {} },
       });
-      return { ...engine, close: async () => { await engine.close(); await database.drop(); } };
+      return {
+        ...engine,
+        close: async () => {
+          await engine.close();
+          await database.drop();
+        },
+      };
     },
   },
 ];
 
 const write = (name: string, value: number, extra: Partial<StateObjectWrite> = {}): StateObjectWrite => ({
-  sentinelName: 'S1', packageName: 'P1', name, type: 'System.Int32', value: String(value), metadatas: '{}',
-  lastUpdateMs: 1_000, lifetimeS: 0, expiresAtMs: null, ...extra,
+  sentinelName: 'S1',
+  packageName: 'P1',
+  name,
+  type: 'System.Int32',
+  value: String(value),
+  metadatas: '{}',
+  lastUpdateMs: 1_000,
+  lifetimeS: 0,
+  expiresAtMs: null,
+  ...extra,
 });
-const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string; type: string }> = {}) =>
-  ({ sentinel: '*', package: '*', type: '*', name, ...rest });
+const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string; type: string }> = {}) => ({
+  sentinel: '*',
+  package: '*',
+  type: '*',
+  name,
+  ...rest,
+});
 const signal = () => new AbortController().signal;
 
 describe.each(engines)('the store contract on $name', ({ skip, open }) => {
@@ -69,11 +103,23 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
 
   const newStores = async () => {
     stores = await open();
-    const connectionId = await stores.callers.record({ connectionId: randomUUID(), friendlyName: 'Consumer/App', kind: 'consumer',
-      sentinelName: 'Consumer', packageName: 'App', firstSeenMs: 1 });
+    const connectionId = await stores.callers.record({
+      connectionId: randomUUID(),
+      friendlyName: 'Consumer/App',
+      kind: 'consumer',
+      sentinelName: 'Consumer',
+      packageName: 'App',
+      firstSeenMs: 1,
+    });
     owner = { connectionId, credentialName: 'cred' };
-    const otherId = await stores.callers.record({ connectionId: randomUUID(), friendlyName: 'S1/P1', kind: 'package',
-      sentinelName: 'S1', packageName: 'P1', firstSeenMs: 1 });
+    const otherId = await stores.callers.record({
+      connectionId: randomUUID(),
+      friendlyName: 'S1/P1',
+      kind: 'package',
+      sentinelName: 'S1',
+      packageName: 'P1',
+      firstSeenMs: 1,
+    });
     other = { connectionId: otherId, credentialName: 'other' };
   };
   afterEach(async () => {
@@ -81,7 +127,10 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   const taken = async (id: string, limit = 0) =>
-    (await stores.stateObjects.take(id, limit, signal())).map((c) => [c.name, c.current === undefined ? 'deleted' : c.current.value]);
+    (await stores.stateObjects.take(id, limit, signal())).map((c) => [
+      c.name,
+      c.current === undefined ? 'deleted' : c.current.value,
+    ]);
 
   describe.skipIf(skip)('StateObjectStore', () => {
     it('a new filter reads the current objects, then only what changed, each object once with its latest value, oldest change first', async () => {
@@ -89,17 +138,28 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await stores.stateObjects.push(write('A', 1));
       await stores.stateObjects.push(write('B', 1));
       const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
-      expect(await taken(id)).toEqual([['A', '1'], ['B', '1']]);
+      expect(await taken(id)).toEqual([
+        ['A', '1'],
+        ['B', '1'],
+      ]);
       expect(await taken(id)).toEqual([]);
-      await Promise.all([stores.stateObjects.push(write('C', 1)), stores.stateObjects.push(write('A', 2)), stores.stateObjects.push(write('A', 3))]);
+      await Promise.all([
+        stores.stateObjects.push(write('C', 1)),
+        stores.stateObjects.push(write('A', 2)),
+        stores.stateObjects.push(write('A', 3)),
+      ]);
       await stores.stateObjects.push(write('B', 2));
       expect(await taken(id, 1)).toEqual([['C', '1']]);
-      expect(await taken(id)).toEqual([['A', '3'], ['B', '2']]);
+      expect(await taken(id)).toEqual([
+        ['A', '3'],
+        ['B', '2'],
+      ]);
     });
 
     it('patterns: * is any run of characters, everything else literal (? [ _ % \\ included)', async () => {
       await newStores();
-      for (const name of ['a_b', 'axb', 'a%b', 'a?b', 'a[b', 'a\\b', 'ab']) await stores.stateObjects.push(write(name, 1));
+      for (const name of ['a_b', 'axb', 'a%b', 'a?b', 'a[b', 'a\\b', 'ab'])
+        await stores.stateObjects.push(write(name, 1));
       const names = async (name: string) => (await stores.stateObjects.current(patterns(name))).map((o) => o.name);
       expect(await names('a_b')).toEqual(['a_b']);
       expect(await names('a%b')).toEqual(['a%b']);
@@ -117,15 +177,23 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await stores.stateObjects.push(write('A', 1));
       await stores.stateObjects.push(write('B', 1));
       const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
-      expect(await taken(id)).toEqual([['A', '1'], ['B', '1']]);
-      const purged = await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: 'A', type: '*' });
+      expect(await taken(id)).toEqual([
+        ['A', '1'],
+        ['B', '1'],
+      ]);
+      const purged = await stores.stateObjects.purge(
+        { sentinelName: 'S1', packageName: 'P1' },
+        { name: 'A', type: '*' },
+      );
       expect(purged).toEqual([{ sentinelName: 'S1', packageName: 'P1', name: 'A', type: 'System.Int32' }]);
       expect(await taken(id)).toEqual([['A', 'deleted']]);
       expect(await taken(id)).toEqual([]);
       const later = await stores.subscriptions.openStateObjects(owner, undefined, patterns('*', { package: 'P*' }));
       expect(await taken(later.id)).toEqual([['B', '1']]);
       expect((await stores.stateObjects.current(patterns())).map((o) => o.name)).toEqual(['B']);
-      expect(await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: 'A', type: '*' })).toEqual([]);
+      expect(
+        await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: 'A', type: '*' }),
+      ).toEqual([]);
     });
 
     it('an expiry is announced once and read as a change; nextExpiry gives the earliest not announced', async () => {
@@ -135,7 +203,9 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
       await taken(id);
       expect(await stores.stateObjects.nextExpiry()).toBe(5_000);
-      expect(await stores.stateObjects.expire(6_000)).toEqual([{ sentinelName: 'S1', packageName: 'P1', name: 'E', type: 'System.Int32' }]);
+      expect(await stores.stateObjects.expire(6_000)).toEqual([
+        { sentinelName: 'S1', packageName: 'P1', name: 'E', type: 'System.Int32' },
+      ]);
       expect(await stores.stateObjects.expire(6_000)).toEqual([]);
       expect(await stores.stateObjects.nextExpiry()).toBe(9_000);
       expect(await taken(id)).toEqual([['E', '1']]);
@@ -164,8 +234,16 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-    senderConnectionId: other.connectionId, senderType: 1, senderFriendlyName: 'S1/P1', scope: ScopeType.All, args: '[]',
-    sagaId: null, key: 'K', data, sentMs: 1_000, ...extra,
+    senderConnectionId: other.connectionId,
+    senderType: 1,
+    senderFriendlyName: 'S1/P1',
+    scope: ScopeType.All,
+    args: '[]',
+    sagaId: null,
+    key: 'K',
+    data,
+    sentMs: 1_000,
+    ...extra,
   });
   const datas = async (id: string, limit = 0) => {
     const t = await stores.messages.take(id, limit, signal());
@@ -179,8 +257,12 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
       await stores.messages.send(message('all'));
       await stores.messages.send(message('to a sentinel', { scope: ScopeType.Sentinel, args: '["Elsewhere"]' }));
-      await Promise.all([stores.messages.send(message('to me', { scope: ScopeType.Package, args: JSON.stringify([owner.connectionId]) })),
-        stores.messages.send(message('others', { scope: ScopeType.Others }))]);
+      await Promise.all([
+        stores.messages.send(
+          message('to me', { scope: ScopeType.Package, args: JSON.stringify([owner.connectionId]) }),
+        ),
+        stores.messages.send(message('others', { scope: ScopeType.Others })),
+      ]);
       expect(await datas(id, 2)).toEqual({ data: ['all', 'to me'], missed: 0 });
       expect(await datas(id)).toEqual({ data: ['others'], missed: 0 });
       expect(await datas(id)).toEqual({ data: [], missed: 0 });
@@ -206,7 +288,9 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
       const reply = message('reply', { key: '__Response', sagaId: 'saga-1', senderConnectionId: owner.connectionId });
-      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({ code: 'MessageNotAuthorized' });
+      await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toMatchObject({
+        code: 'MessageNotAuthorized',
+      });
       await stores.messages.send(message('request', { sagaId: 'saga-1' }));
       expect((await datas(id)).data).toEqual(['request']);
       expect(await stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).toBeGreaterThan(0);
@@ -225,18 +309,26 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   describe.skipIf(skip)('SubscriptionStore', () => {
-    it('reuses the owner\'s subscription, re-creates an unknown id, never hands out someone else\'s', async () => {
+    it("reuses the owner's subscription, re-creates an unknown id, never hands out someone else's", async () => {
       await newStores();
       const first = await stores.subscriptions.openStateObjects(owner, undefined, patterns('A'));
       expect(first.added).toBe(true);
-      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('A'))).toEqual({ id: first.id, added: false });
-      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('B'))).toEqual({ id: first.id, added: true });
+      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('A'))).toEqual({
+        id: first.id,
+        added: false,
+      });
+      expect(await stores.subscriptions.openStateObjects(owner, first.id, patterns('B'))).toEqual({
+        id: first.id,
+        added: true,
+      });
       const unknown = randomUUID();
       expect((await stores.subscriptions.openMessages(owner, unknown)).id).toBe(unknown);
       const theirs = await stores.subscriptions.openStateObjects(other, first.id, patterns('C'));
       expect(theirs.id).not.toBe(first.id);
       expect(await stores.subscriptions.findOwned(owner, first.id, 'state_objects')).toEqual({
-        kind: 'state_objects', filters: [patterns('A'), patterns('B')] });
+        kind: 'state_objects',
+        filters: [patterns('A'), patterns('B')],
+      });
       expect(await stores.subscriptions.findOwned(other, first.id, 'state_objects')).toBeUndefined();
       expect(await stores.subscriptions.findOwned(owner, first.id, 'messages')).toBeUndefined();
     });
@@ -244,8 +336,12 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     it('caps the subscriptions of a credential (429) and stores nothing more', async () => {
       await newStores();
       for (let i = 0; i < MAX_PER_CREDENTIAL; i += 1) await stores.subscriptions.openMessages(owner, undefined);
-      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({ code: 'TooManySubscriptions' });
-      await expect(stores.subscriptions.openStateObjects(owner, undefined, patterns())).rejects.toMatchObject({ code: 'TooManySubscriptions' });
+      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({
+        code: 'TooManySubscriptions',
+      });
+      await expect(stores.subscriptions.openStateObjects(owner, undefined, patterns())).rejects.toMatchObject({
+        code: 'TooManySubscriptions',
+      });
     });
 
     it('the sweep removes subscriptions idle since before the cutoff, except those kept, and says whose they were', async () => {
@@ -259,12 +355,18 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     });
   });
   describe.skipIf(skip)('PackageLogStore', () => {
-    const entry = (message: string, extra: Partial<{ sentinelName: string; level: 'Info' | 'Warn' | 'Error'; loggedMs: number }> = {}) =>
-      ({ sentinelName: 'S1', packageName: 'P1', level: 'Info' as const, message, loggedMs: 1_000, ...extra });
+    const entry = (
+      message: string,
+      extra: Partial<{ sentinelName: string; level: 'Info' | 'Warn' | 'Error'; loggedMs: number }> = {},
+    ) => ({ sentinelName: 'S1', packageName: 'P1', level: 'Info' as const, message, loggedMs: 1_000, ...extra });
 
     it('numbers entries in order; reads the newest oldest first, follows after an Id, filters, and trims to the newest', async () => {
       await newStores();
-      const ids = await Promise.all(['a', 'b', 'c', 'd'].map((m, i) => stores.packageLogs.write(entry(m, i === 2 ? { level: 'Error', sentinelName: 'S2' } : {}))));
+      const ids = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((m, i) =>
+          stores.packageLogs.write(entry(m, i === 2 ? { level: 'Error', sentinelName: 'S2' } : {})),
+        ),
+      );
       expect(ids).toEqual([...ids].sort((x, y) => x - y));
       const messages = (entries: { message: string }[]) => entries.map((e) => e.message);
       expect(messages(await stores.packageLogs.read({ limit: 2 }))).toEqual(['c', 'd']);
@@ -286,7 +388,10 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await stores.descriptors.save({ sentinelName: 'S0', packageName: 'P9' }, '{"v":9}', 1);
       await stores.descriptors.save(p1, '{"v":2}', 2);
       expect(await stores.descriptors.find(p1)).toBe('{"v":2}');
-      expect(await stores.descriptors.all()).toEqual([{ sentinelName: 'S0', packageName: 'P9', descriptor: '{"v":9}' }, { ...p1, descriptor: '{"v":2}' }]);
+      expect(await stores.descriptors.all()).toEqual([
+        { sentinelName: 'S0', packageName: 'P9', descriptor: '{"v":9}' },
+        { ...p1, descriptor: '{"v":2}' },
+      ]);
       expect(await stores.hubSettings.license()).toBeUndefined();
       await stores.hubSettings.setLicense('{"key":"x"}');
       expect(await stores.hubSettings.license()).toBe('{"key":"x"}');
@@ -296,13 +401,15 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   describe.skipIf(skip)('ConfigurationStore', () => {
     const version = (text: string) => ({ writtenBy: 'test', reason: 'test', applied: true, text });
     /** Only what the store reads of a configuration: the groups of each package instance. */
-    const withGroups = (groups: string[]) => ({ sentinels: [{ name: 'S1', packages: [{ name: 'P1', groups }] }] }) as unknown as HubConfiguration;
+    const withGroups = (groups: string[]) =>
+      ({ sentinels: [{ name: 'S1', packages: [{ name: 'P1', groups }] }] }) as unknown as HubConfiguration;
 
     it('the configured groups of a package instance reach its message subscription; record, revert and applied replace them', async () => {
       await newStores();
       const pkg = { connectionId: other.connectionId, credentialName: 'other' };
       const { id } = await stores.subscriptions.openMessages(pkg, undefined);
-      const sendToGroup = (g: string) => stores.messages.send(message(`to ${g}`, { scope: ScopeType.Group, args: JSON.stringify([g]) }));
+      const sendToGroup = (g: string) =>
+        stores.messages.send(message(`to ${g}`, { scope: ScopeType.Group, args: JSON.stringify([g]) }));
       await stores.configuration.applied(version('<a/>'), withGroups(['G1']), { unlessNewest: true });
       await sendToGroup('G1');
       expect((await datas(id)).data).toEqual(['to G1']);
@@ -319,8 +426,19 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   describe.skipIf(skip)('RepositoryStore', () => {
-    const pkg = (name: string, sha256: string) => ({ name, version: '1.0', description: 'd', author: 'a', fileName: `${name}.zip`, size: 3,
-      sha256, uploadedMs: 1, settings: '[]', icon: Buffer.from([1, 2, 3]), xsds: '{}' });
+    const pkg = (name: string, sha256: string) => ({
+      name,
+      version: '1.0',
+      description: 'd',
+      author: 'a',
+      fileName: `${name}.zip`,
+      size: 3,
+      sha256,
+      uploadedMs: 1,
+      settings: '[]',
+      icon: Buffer.from([1, 2, 3]),
+      xsds: '{}',
+    });
 
     it('replaces by name and says which archive nobody names any more; renames unless taken; removes', async () => {
       await newStores();
@@ -345,12 +463,26 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await stores.stateObjects.push(write('B', 1));
       await stores.subscriptions.openMessages(owner, undefined);
       await stores.messages.send(message('one'));
-      await stores.packageLogs.write({ sentinelName: 'S1', packageName: 'P1', level: 'Warn', message: 'last', loggedMs: 7 });
+      await stores.packageLogs.write({
+        sentinelName: 'S1',
+        packageName: 'P1',
+        level: 'Warn',
+        message: 'last',
+        loggedMs: 7,
+      });
       const activity = await stores.activity.instances();
       expect(activity.stateObjects).toEqual([{ sentinelName: 'S1', packageName: 'P1', n: 2 }]);
-      expect(activity.subscriptions).toEqual([{ sentinelName: 'Consumer', packageName: 'App', queued: 1, lastActiveMs: expect.any(Number) }]);
-      expect(activity.lastLogs).toEqual([{ sentinelName: 'S1', packageName: 'P1', level: 'Warn', message: 'last', loggedMs: 7 }]);
-      expect(await stores.counts()).toEqual({ subscriptions: [{ kind: 'messages', n: 1 }], queuedMessages: 1, stateObjects: 2 });
+      expect(activity.subscriptions).toEqual([
+        { sentinelName: 'Consumer', packageName: 'App', queued: 1, lastActiveMs: expect.any(Number) },
+      ]);
+      expect(activity.lastLogs).toEqual([
+        { sentinelName: 'S1', packageName: 'P1', level: 'Warn', message: 'last', loggedMs: 7 },
+      ]);
+      expect(await stores.counts()).toEqual({
+        subscriptions: [{ kind: 'messages', n: 1 }],
+        queuedMessages: 1,
+        stateObjects: 2,
+      });
     });
   });
 });

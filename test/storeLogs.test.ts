@@ -28,7 +28,9 @@ async function hubWithLog(overrides: Partial<HubOptions>) {
   const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, authFailureDelayMs: 0, ...overrides });
   fs.writeFileSync(options.configPath, serializeConfiguration(testConfiguration()));
   const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()) });
+  const sink = new Writable({
+    write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()),
+  });
   running = await startHub(options, pino({ level: 'info' }, sink));
   return { hub: running, dataDir, lines };
 }
@@ -38,10 +40,15 @@ describe('housekeeping logs', () => {
     const { hub, lines } = await hubWithLog({ subscriptionIdleMs: 200, sweepIntervalMs: 50 });
     const id = idOf(await get(hub, 'consumer/SubscribeToMessage', consumer('Idle')));
     for (let i = 0; i < 40 && !lines.some((l) => l.subscription === id); i++) await sleep(50);
-    expect(lines.find((l) => l.subscription === id)).toMatchObject({ msg: 'idle subscription expired', kind: 'messages', caller: 'Consumer/Idle', credential: 'Dev' });
+    expect(lines.find((l) => l.subscription === id)).toMatchObject({
+      msg: 'idle subscription expired',
+      kind: 'messages',
+      caller: 'Consumer/Idle',
+      credential: 'Dev',
+    });
   });
 
-  it('logs a sweep that met another process\'s write lock as one warning without a stack', async () => {
+  it("logs a sweep that met another process's write lock as one warning without a stack", async () => {
     const { hub, dataDir, lines } = await hubWithLog({ sweepIntervalMs: 50, lockWaitMs: 100 });
     const shell = new Sqlite(path.join(dataDir, 'hub.db'));
     shell.exec('BEGIN IMMEDIATE');
@@ -62,8 +69,18 @@ describe('housekeeping logs', () => {
   it('names a subscription that fell behind the message log, its caller and how many it missed', async () => {
     const { hub, lines } = await hubWithLog({ messageQueueLimit: 2 });
     const id = idOf(await get(hub, 'consumer/SubscribeToMessage', consumer('Slow')));
-    for (let i = 1; i <= 5; i++) await get(hub, 'platform/SendMessage', pkg('S1', 'P1'), { scope: 'All', key: 'N', data: String(i) });
-    expect((await get(hub, 'consumer/GetMessages', consumer('Slow'), { subscriptionId: id, timeout: 0 })).json<{ Data: number }[]>().map((m) => m.Data)).toEqual([4, 5]);
-    expect(lines.find((l) => l.subscription === id)).toMatchObject({ level: 40, caller: 'Consumer/Slow', credential: 'Dev', missed: 3 });
+    for (let i = 1; i <= 5; i++)
+      await get(hub, 'platform/SendMessage', pkg('S1', 'P1'), { scope: 'All', key: 'N', data: String(i) });
+    expect(
+      (await get(hub, 'consumer/GetMessages', consumer('Slow'), { subscriptionId: id, timeout: 0 }))
+        .json<{ Data: number }[]>()
+        .map((m) => m.Data),
+    ).toEqual([4, 5]);
+    expect(lines.find((l) => l.subscription === id)).toMatchObject({
+      level: 40,
+      caller: 'Consumer/Slow',
+      credential: 'Dev',
+      missed: 3,
+    });
   });
 });

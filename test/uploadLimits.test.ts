@@ -27,8 +27,10 @@ function lieAboutSize(zip: Buffer, entry: string, declared: number): Buffer {
   const name = Buffer.from(entry);
   for (let at = 0; at < out.length - 4; at++) {
     const signature = out.readUInt32LE(at);
-    if (signature === 0x04034b50 && out.subarray(at + 30, at + 30 + name.length).equals(name)) out.writeUInt32LE(declared, at + 22);
-    if (signature === 0x02014b50 && out.subarray(at + 46, at + 46 + name.length).equals(name)) out.writeUInt32LE(declared, at + 24);
+    if (signature === 0x04034b50 && out.subarray(at + 30, at + 30 + name.length).equals(name))
+      out.writeUInt32LE(declared, at + 22);
+    if (signature === 0x02014b50 && out.subarray(at + 46, at + 46 + name.length).equals(name))
+      out.writeUInt32LE(declared, at + 24);
   }
   return out;
 }
@@ -40,7 +42,10 @@ describe('upload limits', () => {
     const h = await hub();
     const stored = storedStateOf(h.dataDir);
     const before = stored.digest();
-    const files = Array.from({ length: 11 }, (_, i) => ({ name: `p${i}.zip`, data: packageZip(`P${i}`, { 'big.bin': new Uint8Array(64 * 1024).map((_, j) => (j * 7919) % 251) }) }));
+    const files = Array.from({ length: 11 }, (_, i) => ({
+      name: `p${i}.zip`,
+      data: packageZip(`P${i}`, { 'big.bin': new Uint8Array(64 * 1024).map((_, j) => (j * 7919) % 251) }),
+    }));
     const reply = await upload(h, files);
     expect(reply.status, reply.text).toBe(413);
     expect(reply.json().Message).toMatch(/too large|too many|files/i);

@@ -89,10 +89,14 @@ export function whenOnline(signal: AbortSignal): Promise<void> {
       stop();
       resolve();
     });
-    signal.addEventListener('abort', () => {
-      stop();
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        stop();
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -123,7 +127,8 @@ export function hubUrl(path: string): string {
 
 export function urlOf(iface: Interface, action: string, query: CallOptions['query'] = {}): string {
   const url = new URL(`rest/${iface}/${action}`, HUB_BASE);
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
   return url.pathname + url.search;
 }
 
@@ -139,11 +144,16 @@ async function failureOf(response: Response): Promise<HubFailure> {
   const text = await response.text();
   try {
     const body = JSON.parse(text) as { Message?: string; MessageDetail?: string; Code?: string };
-    if (body && typeof body.Message === 'string') return new HubFailure(response.status, body.Message, body.MessageDetail, body.Code);
+    if (body && typeof body.Message === 'string')
+      return new HubFailure(response.status, body.Message, body.MessageDetail, body.Code);
   } catch {
     // Not the hub's JSON error body (a proxy's page, say): show the status line instead.
   }
-  return new HubFailure(response.status, `The hub answered ${response.status} ${response.statusText}.`, text.slice(0, 200) || undefined);
+  return new HubFailure(
+    response.status,
+    `The hub answered ${response.status} ${response.statusText}.`,
+    text.slice(0, 200) || undefined,
+  );
 }
 
 /** Calls an action; answers the parsed JSON body (or the text when it is not JSON, undefined on 204). */
@@ -157,7 +167,12 @@ export async function call<T = unknown>(iface: Interface, action: string, option
   if (options.contentType) headers['Content-Type'] = options.contentType;
   let response: Response;
   try {
-    response = await fetch(urlOf(iface, action, options.query), { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, signal: options.signal });
+    response = await fetch(urlOf(iface, action, options.query), {
+      method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body,
+      signal: options.signal,
+    });
   } catch (error) {
     if (options.signal?.aborted) throw error;
     unreachable();
@@ -177,11 +192,13 @@ export async function call<T = unknown>(iface: Interface, action: string, option
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  if ((response.headers.get('Content-Type') ?? '').includes('json')) return (text === '' ? undefined : JSON.parse(text)) as T;
+  if ((response.headers.get('Content-Type') ?? '').includes('json'))
+    return (text === '' ? undefined : JSON.parse(text)) as T;
   return text as T;
 }
 
-export const management = <T = unknown>(action: string, options?: CallOptions) => call<T>('management', action, options);
+export const management = <T = unknown>(action: string, options?: CallOptions) =>
+  call<T>('management', action, options);
 export const consumer = <T = unknown>(action: string, options?: CallOptions) => call<T>('consumer', action, options);
 
 /** Waits, for back-off between retries: 250 ms doubling up to 5 s. */
@@ -189,10 +206,14 @@ export function backoff(attempt: number, signal: AbortSignal): Promise<void> {
   const ms = Math.min(5000, 250 * 2 ** attempt);
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -201,7 +222,8 @@ export function upload<T>(action: string, form: FormData, onProgress: (fraction:
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open('POST', urlOf('management', action));
-    for (const [name, value] of Object.entries(authenticationHeaders('management'))) request.setRequestHeader(name, value);
+    for (const [name, value] of Object.entries(authenticationHeaders('management')))
+      request.setRequestHeader(name, value);
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };

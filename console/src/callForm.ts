@@ -12,7 +12,9 @@ const BOOLEAN = /^(System\.)?(Boolean|bool)$/i;
 const STRING = /^(System\.)?(String|string|Char|char|Guid|DateTime)$/i;
 
 export function enumOf(descriptor: PackageDescriptor, typeName: string): TypeDescription | undefined {
-  return (descriptor.MessageCallbackTypes ?? []).find((t) => t.IsEnum && (t.TypeFullname === typeName || t.TypeName === typeName));
+  return (descriptor.MessageCallbackTypes ?? []).find(
+    (t) => t.IsEnum && (t.TypeFullname === typeName || t.TypeName === typeName),
+  );
 }
 
 export function inputKind(descriptor: PackageDescriptor, entry: DescriptorEntry): InputKind {
@@ -33,7 +35,11 @@ export function initialText(kind: InputKind, entry: DescriptorEntry): string {
 }
 
 /** The parameter's value, or a problem to show beside its input. */
-export function parameterValue(kind: InputKind, text: string, entry: DescriptorEntry): { value?: unknown; problem?: string; omitted?: boolean } {
+export function parameterValue(
+  kind: InputKind,
+  text: string,
+  entry: DescriptorEntry,
+): { value?: unknown; problem?: string; omitted?: boolean } {
   if (text.trim() === '' && kind !== 'string') {
     if (entry.IsOptional) return { omitted: true, value: entry.DefaultValue ?? null };
     return { problem: 'is required' };
@@ -68,7 +74,13 @@ export interface ScopeChoice {
 export function scopeOf(choice: ScopeChoice): { Scope: string; Args: string[] } {
   if (choice.kind === 'All') return { Scope: 'All', Args: [] };
   if (choice.kind === 'Instance') return { Scope: 'Package', Args: [choice.arg] };
-  return { Scope: choice.kind, Args: choice.arg.split(',').map((a) => a.trim()).filter(Boolean) };
+  return {
+    Scope: choice.kind,
+    Args: choice.arg
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean),
+  };
 }
 
 export function sendMessageBody(choice: ScopeChoice, key: string, data: unknown, sagaId?: string) {

@@ -9,7 +9,11 @@ import { useStore } from './store';
 export function ErrorAlert({ error }: { error: unknown }) {
   if (!error) return null;
   const failure = error instanceof HubFailure ? error : undefined;
-  const text = failure ? failure.message : error instanceof Unreachable ? 'The hub cannot be reached: reconnecting…' : String((error as Error).message ?? error);
+  const text = failure
+    ? failure.message
+    : error instanceof Unreachable
+      ? 'The hub cannot be reached: reconnecting…'
+      : String((error as Error).message ?? error);
   return (
     <div role="alert" class="alert">
       <strong>{text}</strong>
@@ -107,7 +111,14 @@ export function Sparkline({ points, label }: { points: { at: number; value: numb
     .join(' ');
   const description = `${label}: ${points.length} values seen, from ${formatNumber(min)} to ${formatNumber(max)}, last ${formatNumber(values[values.length - 1])}`;
   return (
-    <svg class="sparkline" viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img" aria-label={description}>
+    <svg
+      class="sparkline"
+      viewBox={`0 0 ${width} ${height}`}
+      width={width}
+      height={height}
+      role="img"
+      aria-label={description}
+    >
       <title>{description}</title>
       <path d={path} fill="none" stroke="currentColor" stroke-width="1.5" />
     </svg>
@@ -146,7 +157,15 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
-export function Page({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Page({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   return (
     <section aria-labelledby="page-title">
       <header class="page-header">
@@ -159,7 +178,14 @@ export function Page({ title, children, actions }: { title: string; children: Co
 }
 
 /** A JSON document edited as text, validated before it is posted. */
-export function JsonEditor({ label, load, save, submit = `Save ${label}`, rows = 6, deps = [] }: {
+export function JsonEditor({
+  label,
+  load,
+  save,
+  submit = `Save ${label}`,
+  rows = 6,
+  deps = [],
+}: {
   label: string;
   load: () => Promise<unknown>;
   save: (value: unknown) => Promise<unknown>;
@@ -195,10 +221,19 @@ export function JsonEditor({ label, load, save, submit = `Save ${label}`, rows =
       }}
     >
       <label for={id}>{label}</label>
-      <textarea id={id} rows={rows} spellcheck={false} value={current} aria-invalid={problem ? true : undefined} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      <textarea
+        id={id}
+        rows={rows}
+        spellcheck={false}
+        value={current}
+        aria-invalid={problem ? true : undefined}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+      />
       {problem ? <p class="problem">{problem}</p> : null}
       <ErrorAlert error={loaded.error ?? action.error} />
-      <button type="submit" disabled={Boolean(problem) || action.busy}>{submit}</button>
+      <button type="submit" disabled={Boolean(problem) || action.busy}>
+        {submit}
+      </button>
       {saved ? <span role="status"> Saved.</span> : null}
     </form>
   );

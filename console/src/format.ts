@@ -27,14 +27,19 @@ export function formatDuration(totalSeconds: number): string {
   const hours = Math.floor((totalSeconds % 86400) / 3600);
   const minutes = Math.floor((totalSeconds % 3600) / 60);
   const seconds = totalSeconds % 60;
-  return [days ? `${days} d` : '', hours ? `${hours} h` : '', minutes ? `${minutes} min` : '', `${seconds} s`].filter(Boolean).join(' ');
+  return [days ? `${days} d` : '', hours ? `${hours} h` : '', minutes ? `${minutes} min` : '', `${seconds} s`]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** `*` matches any run of characters, as in the hub's filters; case-insensitive for browsing. */
 export function wildcard(pattern: string): (value: string) => boolean {
   const trimmed = pattern.trim();
   if (trimmed === '' || trimmed === '*') return () => true;
-  const source = trimmed.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  const source = trimmed
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
   const regex = new RegExp(`^${source}$`, 'i');
   return (value) => regex.test(value);
 }

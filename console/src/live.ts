@@ -14,7 +14,8 @@ const MESSAGES_KEPT = 1000;
 const LOGS_KEPT = 5000;
 const POINTS_KEPT = 120;
 
-export const keyOf = (o: { SentinelName: string; PackageName: string; Name: string }) => `${o.SentinelName}/${o.PackageName}/${o.Name}`;
+export const keyOf = (o: { SentinelName: string; PackageName: string; Name: string }) =>
+  `${o.SentinelName}/${o.PackageName}/${o.Name}`;
 
 /** Every StateObject the console's subscription reported, by `Sentinel/Package/Name`, with when the page saw it. */
 export const stateObjects = new Store<Map<string, StateObject & { seenAt: number; deleted?: boolean }>>(new Map());
@@ -31,10 +32,14 @@ const sagaWaiters = new Map<string, SagaWaiter>();
 export function awaitSagaReply(sagaId: string, signal: AbortSignal): Promise<Message> {
   return new Promise((resolve, reject) => {
     sagaWaiters.set(sagaId, resolve);
-    signal.addEventListener('abort', () => {
-      sagaWaiters.delete(sagaId);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        sagaWaiters.delete(sagaId);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -42,7 +47,11 @@ export function awaitSagaReply(sagaId: string, signal: AbortSignal): Promise<Mes
 const subscriptionLost = (error: unknown) => error instanceof HubFailure && error.code === 'SubscriptionNotFound';
 
 /** Runs `step` until stopped; on failure waits with back-off (reset after each success). */
-async function loop(signal: AbortSignal, step: () => Promise<void>, onFailure: (error: unknown) => void): Promise<void> {
+async function loop(
+  signal: AbortSignal,
+  step: () => Promise<void>,
+  onFailure: (error: unknown) => void,
+): Promise<void> {
   let attempt = 0;
   while (!signal.aborted) {
     try {
@@ -87,7 +96,12 @@ async function followStateObjects(signal: AbortSignal): Promise<void> {
     signal,
     async () => {
       id ??= await consumer<string>('SubscribeToStateObjects', { signal });
-      applyChanges(await consumer<StateObjectChange[]>('GetStateObjects', { query: { subscriptionId: id, timeout: POLL_TIMEOUT_MS }, signal }));
+      applyChanges(
+        await consumer<StateObjectChange[]>('GetStateObjects', {
+          query: { subscriptionId: id, timeout: POLL_TIMEOUT_MS },
+          signal,
+        }),
+      );
     },
     (error) => {
       if (subscriptionLost(error)) id = undefined;
@@ -99,7 +113,9 @@ async function followStateObjects(signal: AbortSignal): Promise<void> {
 let messageSubscription: string | undefined;
 
 export async function joinGroup(group: string): Promise<void> {
-  messageSubscription = await consumer<string>('SubscribeToMessageGroup', { query: { group, subscriptionId: messageSubscription } });
+  messageSubscription = await consumer<string>('SubscribeToMessageGroup', {
+    query: { group, subscriptionId: messageSubscription },
+  });
   if (!joinedGroups.value.includes(group)) joinedGroups.set([...joinedGroups.value, group]);
 }
 
@@ -109,9 +125,13 @@ async function followMessages(signal: AbortSignal): Promise<void> {
     async () => {
       if (!messageSubscription) {
         messageSubscription = await consumer<string>('SubscribeToMessage', { signal });
-        for (const group of joinedGroups.value) await consumer('SubscribeToMessageGroup', { query: { group, subscriptionId: messageSubscription }, signal });
+        for (const group of joinedGroups.value)
+          await consumer('SubscribeToMessageGroup', { query: { group, subscriptionId: messageSubscription }, signal });
       }
-      const messages = await consumer<Message[]>('GetMessages', { query: { subscriptionId: messageSubscription, timeout: POLL_TIMEOUT_MS }, signal });
+      const messages = await consumer<Message[]>('GetMessages', {
+        query: { subscriptionId: messageSubscription, timeout: POLL_TIMEOUT_MS },
+        signal,
+      });
       if (messages.length === 0) return;
       const now = Date.now();
       for (const message of messages) {
@@ -166,4 +186,3 @@ export function stopLive(): void {
   joinedGroups.set([]);
   logs.set([]);
 }
-

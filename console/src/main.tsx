@@ -72,9 +72,21 @@ function SignIn({ refusal }: { refusal: unknown }) {
         {/* Password managers (and Chrome) expect a user name beside a password: the console's is fixed. */}
         <input type="text" name="username" autocomplete="username" value="Management" readOnly hidden />
         <label for="access-key">Access key</label>
-        <input id="access-key" type="password" autocomplete="current-password" required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
-        <p class="muted small">The key of a credential with the management right. It is kept in this tab only (session storage) and sent in headers.</p>
-        <button type="submit" disabled={busy || key.trim() === ''}>Sign in</button>
+        <input
+          id="access-key"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={key}
+          onInput={(e) => setKey((e.target as HTMLInputElement).value)}
+        />
+        <p class="muted small">
+          The key of a credential with the management right. It is kept in this tab only (session storage) and sent in
+          headers.
+        </p>
+        <button type="submit" disabled={busy || key.trim() === ''}>
+          Sign in
+        </button>
         {error ? <SignInError error={error} /> : null}
       </form>
     </main>
@@ -83,7 +95,17 @@ function SignIn({ refusal }: { refusal: unknown }) {
 
 function SignInError({ error }: { error: unknown }) {
   if (error instanceof HubFailure && error.code === 'AccessDenied') {
-    return <ErrorAlert error={new HubFailure(403, `Wrong access key: ${error.message}`, error.detail ?? 'Use the key of a credential that is enabled and has the management right.')} />;
+    return (
+      <ErrorAlert
+        error={
+          new HubFailure(
+            403,
+            `Wrong access key: ${error.message}`,
+            error.detail ?? 'Use the key of a credential that is enabled and has the management right.',
+          )
+        }
+      />
+    );
   }
   return <ErrorAlert error={error} />;
 }
@@ -100,7 +122,9 @@ function Shell() {
   }, [page]);
   return (
     <div class="shell">
-      <a class="skip" href="#main">Skip to the page</a>
+      <a class="skip" href="#main">
+        Skip to the page
+      </a>
       <header class="top">
         <span class="brand">Hub console</span>
         <nav aria-label="Pages">
@@ -149,7 +173,13 @@ function App() {
     stopLive();
     signOut();
     signedIn.set(false);
-    setRefusal(new HubFailure(403, refusedKey.message, 'The hub no longer accepts this access key (changed, disabled, or without the management right): sign in again.'));
+    setRefusal(
+      new HubFailure(
+        403,
+        refusedKey.message,
+        'The hub no longer accepts this access key (changed, disabled, or without the management right): sign in again.',
+      ),
+    );
     keyRefused.set(undefined);
   }, [refusedKey]);
   useEffect(() => {
@@ -168,7 +198,12 @@ function App() {
       },
     );
   }, [checking, key]);
-  if (checking) return <p role="status" class="notice">Signing in…</p>;
+  if (checking)
+    return (
+      <p role="status" class="notice">
+        Signing in…
+      </p>
+    );
   return isSignedIn && key ? <Shell /> : <SignIn refusal={refusal} />;
 }
 

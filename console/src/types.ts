@@ -154,5 +154,11 @@ export interface RepositoryPackage {
   Sha256: string;
   UploadedAt: string;
   HasIcon: boolean;
-  Settings: { Key: string; Type: string | null; Description: string | null; DefaultValue: string | null; HasXsd: boolean }[];
+  Settings: {
+    Key: string;
+    Type: string | null;
+    Description: string | null;
+    DefaultValue: string | null;
+    HasXsd: boolean;
+  }[];
 }

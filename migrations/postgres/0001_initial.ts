@@ -112,9 +112,22 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['repository_packages', 'package_descriptors', 'package_logs', 'saga_requests', 'messages',
-    'message_group_members', 'state_object_filters', 'subscriptions', 'state_objects', 'callers',
-    'configuration_versions', 'package_instance_groups', 'hub_settings', 'log_heads']) {
+  for (const table of [
+    'repository_packages',
+    'package_descriptors',
+    'package_logs',
+    'saga_requests',
+    'messages',
+    'message_group_members',
+    'state_object_filters',
+    'subscriptions',
+    'state_objects',
+    'callers',
+    'configuration_versions',
+    'package_instance_groups',
+    'hub_settings',
+    'log_heads',
+  ]) {
     await sql.raw(`drop table if exists ${table}`).execute(db);
   }
 }

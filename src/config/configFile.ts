@@ -162,12 +162,18 @@ export interface StartingConfiguration {
  * Reads the configuration file; on a first start writes the default one (with `adminKey`, or a generated
  * key). Throws ConfigurationError, before any database work, when the file could not run a hub.
  */
-export async function startingConfiguration(configPath: string, adminKey: string | undefined): Promise<StartingConfiguration> {
+export async function startingConfiguration(
+  configPath: string,
+  adminKey: string | undefined,
+): Promise<StartingConfiguration> {
   const text = await readConfigurationText(configPath);
   if (text !== undefined) {
     const file = parseConfigurationFile(text);
     const problem = managementAccessProblem(file.config);
-    if (problem) throw new ConfigurationError(`${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`);
+    if (problem)
+      throw new ConfigurationError(
+        `${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`,
+      );
     return { file, text };
   }
   const generatedAdminKey = adminKey ? undefined : generateAccessKey();

@@ -12,10 +12,14 @@ import { parseConfigurationDocument, parseConfigurationFile } from './xmlFile.js
 
 /** Settings are a dictionary: their order in the file is not part of what was asked. */
 function comparable(config: HubConfiguration): HubConfiguration {
-  const sorted = <T extends { key: string }>(settings: T[]) => [...settings].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const sorted = <T extends { key: string }>(settings: T[]) =>
+    [...settings].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return {
     ...config,
-    sentinels: config.sentinels.map((s) => ({ ...s, packages: s.packages.map((p) => ({ ...p, settings: sorted(p.settings) })) })),
+    sentinels: config.sentinels.map((s) => ({
+      ...s,
+      packages: s.packages.map((p) => ({ ...p, settings: sorted(p.settings) })),
+    })),
     settingsGroups: config.settingsGroups.map((g) => ({ ...g, settings: sorted(g.settings) })),
   };
 }
@@ -32,7 +36,9 @@ export function editText(text: string, afterJson: string): string {
   const edited = editDocument(doc, before, after);
   const { config: written } = parseConfigurationFile(edited);
   if (!isDeepStrictEqual(comparable(written), comparable(after))) {
-    throw new ConfigurationError('the edited configuration file would not read back as the change asked; nothing was changed');
+    throw new ConfigurationError(
+      'the edited configuration file would not read back as the change asked; nothing was changed',
+    );
   }
   return edited;
 }

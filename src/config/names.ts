@@ -16,14 +16,16 @@ const MAX_KEY_LENGTH = 256;
  * tab, line feed and carriage return, lone surrogates, U+FFFE and U+FFFF.
  */
 // Without the u flag the surrogate classes see UTF-16 code units, which is what a lone surrogate is.
-const NOT_IN_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const NOT_IN_XML =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Why `text` cannot be stored in the XML file, or undefined when it can. Used for every value. */
 export function textProblem(text: string): string | undefined {
   const bad = NOT_IN_XML.exec(text);
   if (!bad) return undefined;
   const code = bad[0].charCodeAt(0);
-  if (code >= 0xd800 && code <= 0xdfff) return `must not contain a lone surrogate (U+${code.toString(16).toUpperCase()})`;
+  if (code >= 0xd800 && code <= 0xdfff)
+    return `must not contain a lone surrogate (U+${code.toString(16).toUpperCase()})`;
   return `must not contain the character U+${code.toString(16).toUpperCase().padStart(4, '0')}, which XML 1.0 cannot carry`;
 }
 

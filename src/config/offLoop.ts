@@ -25,7 +25,9 @@ const pending = new Map<number, { resolve: (text: string) => void; reject: (erro
 /** tsx's ESM loader API, for a worker started from the TypeScript sources (tests, tsx). */
 function tsxLoaderUrl(self: string): string {
   const manifest = createRequire(self).resolve('tsx/package.json');
-  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as {
+    exports: Record<string, { import: { default: string } }>;
+  };
   return pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
 }
 

@@ -21,6 +21,10 @@ parentPort?.on('message', ({ id, text, afterJson }: EditRequest) => {
     const result = afterJson === undefined ? JSON.stringify(parseConfigurationFile(text)) : editText(text, afterJson);
     parentPort?.postMessage({ id, text: result } satisfies EditReply);
   } catch (error) {
-    parentPort?.postMessage({ id, error: (error as Error).message, configuration: error instanceof ConfigurationError } satisfies EditReply);
+    parentPort?.postMessage({
+      id,
+      error: (error as Error).message,
+      configuration: error instanceof ConfigurationError,
+    } satisfies EditReply);
   }
 });

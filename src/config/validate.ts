@@ -42,14 +42,19 @@ export function validateConfiguration(config: HubConfiguration): void {
   const checkSettings = (where: string, settings: Setting[]) => {
     for (const s of settings) {
       checkKey(`${where}/<settings>/<setting>`, 'key', s.key);
-      checkText(`${where}/<settings>/<setting key="${s.key}">`, s.kind === 'content' ? '<content>' : 'attribute "value"', s.value);
+      checkText(
+        `${where}/<settings>/<setting key="${s.key}">`,
+        s.kind === 'content' ? '<content>' : 'attribute "value"',
+        s.value,
+      );
     }
   };
   const checkRules = (where: string, set: RuleSet<{ id: string } & object>) => {
     for (const rule of set.rules) {
       checkKey(`${where}/<authorization>`, 'id', rule.id);
       for (const [field, value] of Object.entries(rule)) {
-        if (field !== 'id' && field !== 'authorization' && typeof value === 'string') checkKey(`${where}/<authorization id="${rule.id}">`, field, value);
+        if (field !== 'id' && field !== 'authorization' && typeof value === 'string')
+          checkKey(`${where}/<authorization id="${rule.id}">`, field, value);
       }
     }
   };
@@ -76,7 +81,9 @@ export function validateConfiguration(config: HubConfiguration): void {
   const dupKey = firstDuplicate(config.credentials.map((c) => c.accessKey));
   if (dupKey !== undefined) {
     const owners = config.credentials.filter((c) => c.accessKey === dupKey).map((c) => c.name);
-    fail(`<credentials>/<credential> attribute "accessKey": credentials ${owners.map((o) => `"${o}"`).join(' and ')} share one access key`);
+    fail(
+      `<credentials>/<credential> attribute "accessKey": credentials ${owners.map((o) => `"${o}"`).join(' and ')} share one access key`,
+    );
   }
 
   const groupNames = new Set(config.settingsGroups.map((g) => g.name));

@@ -26,11 +26,18 @@ export interface ConfigurationDocument {
 /** Parses `text`; throws ConfigurationError naming the problem for anything not plain, well-formed XML. */
 export function parseDocument(text: string): ConfigurationDocument {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
-    throw new ConfigurationError('document type declarations (<!DOCTYPE>, <!ENTITY>) are not accepted: the configuration file is plain XML without a DTD');
+    throw new ConfigurationError(
+      'document type declarations (<!DOCTYPE>, <!ENTITY>) are not accepted: the configuration file is plain XML without a DTD',
+    );
   }
   let document: XmlDocument;
   try {
-    document = parseXml(text, { includeOffsets: true, preserveComments: true, preserveXmlDeclaration: true, preserveCdata: true });
+    document = parseXml(text, {
+      includeOffsets: true,
+      preserveComments: true,
+      preserveXmlDeclaration: true,
+      preserveCdata: true,
+    });
   } catch (error) {
     if (error instanceof XmlError) {
       const message = error.message.split('\n')[0].replace(/ \(line \d+, column \d+\)$/, '');
@@ -49,7 +56,9 @@ export function parseDocument(text: string): ConfigurationDocument {
     if (inner) return { text, document, root: inner, wrapper: top };
     throw new ConfigurationError('<configuration> holds no <constellationSection>, <constellation> or <hub> element');
   }
-  throw new ConfigurationError(`the root element must be <hub> (or <constellation>, or <configuration> wrapping <constellationSection>), not <${top.name}>`);
+  throw new ConfigurationError(
+    `the root element must be <hub> (or <constellation>, or <configuration> wrapping <constellationSection>), not <${top.name}>`,
+  );
 }
 
 /** Walks the tree without recursion: names that reach prototypes are refused, and so is deep nesting. */
@@ -58,9 +67,11 @@ function checkNamesAndDepth(top: XmlElement): void {
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [element, depth] = next;
     if (depth > MAX_DEPTH) throw new ConfigurationError(`elements are nested more than ${MAX_DEPTH} deep`);
-    if (FORBIDDEN_NAMES.has(element.name)) throw new ConfigurationError(`an element may not be named <${element.name}>`);
+    if (FORBIDDEN_NAMES.has(element.name))
+      throw new ConfigurationError(`an element may not be named <${element.name}>`);
     for (const name of Object.keys(element.attributes)) {
-      if (FORBIDDEN_NAMES.has(name)) throw new ConfigurationError(`<${element.name}>: an attribute may not be named "${name}"`);
+      if (FORBIDDEN_NAMES.has(name))
+        throw new ConfigurationError(`<${element.name}>: an attribute may not be named "${name}"`);
     }
     for (const c of elements(element)) pending.push([c, depth + 1]);
   }
@@ -87,7 +98,8 @@ export function startTagEnd(text: string, element: XmlElement): number {
   return element.end;
 }
 
-export const isSelfClosing = (text: string, element: XmlElement) => startTagEnd(text, element) === element.end && text[element.end - 2] === '/';
+export const isSelfClosing = (text: string, element: XmlElement) =>
+  startTagEnd(text, element) === element.end && text[element.end - 2] === '/';
 
 /** Offset of the `</` of `element`'s end tag (its end for a self-closing element). */
 export function endTagStart(text: string, element: XmlElement): number {

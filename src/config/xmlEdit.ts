@@ -6,7 +6,15 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { XmlElement } from '@rgrove/parse-xml';
-import type { Credential, HubConfiguration, PackageInstance, RecoveryOptions, Sentinel, Setting, SettingsGroup } from './model.js';
+import type {
+  Credential,
+  HubConfiguration,
+  PackageInstance,
+  RecoveryOptions,
+  Sentinel,
+  Setting,
+  SettingsGroup,
+} from './model.js';
 import type { ConfigurationDocument } from './xmlDocument.js';
 import { child, elements } from './xmlDocument.js';
 import type { AttributeChange } from './xmlTextEditor.js';
@@ -69,16 +77,29 @@ function reconcileList<T>(
 }
 
 /** `parent`'s child named `name`, or undefined after appending `whole` to `parent` when it has none. */
-function ensure(editor: TextEditor, parent: XmlElement, name: string, whole: () => XmlNodeSpec): XmlElement | undefined {
+function ensure(
+  editor: TextEditor,
+  parent: XmlElement,
+  name: string,
+  whole: () => XmlNodeSpec,
+): XmlElement | undefined {
   const found = child(parent, name);
   if (!found) editor.append(parent, [whole()]);
   return found;
 }
 
 const recoveryChanges = (r: RecoveryOptions): AttributeChange[] =>
-  recoveryAttributes(r).map(([name, value]) => [name === 'resetCounterAfterMinutes' ? [name, 'restCounterAfterMinutes'] : [name], value]);
+  recoveryAttributes(r).map(([name, value]) => [
+    name === 'resetCounterAfterMinutes' ? [name, 'restCounterAfterMinutes'] : [name],
+    value,
+  ]);
 
-function editRecovery(editor: TextEditor, parent: XmlElement, was: RecoveryOptions | undefined, is: RecoveryOptions | undefined): void {
+function editRecovery(
+  editor: TextEditor,
+  parent: XmlElement,
+  was: RecoveryOptions | undefined,
+  is: RecoveryOptions | undefined,
+): void {
   if (!changed(was, is)) return;
   const element = child(parent, 'recoveryOptions');
   if (!is) {
@@ -87,16 +108,32 @@ function editRecovery(editor: TextEditor, parent: XmlElement, was: RecoveryOptio
   else editor.append(parent, [recoveryNode(is)]);
 }
 
-function editSettings(editor: TextEditor, owner: XmlElement, was: { settings: Setting[]; imports: string[] }, is: { settings: Setting[]; imports: string[] }): void {
+function editSettings(
+  editor: TextEditor,
+  owner: XmlElement,
+  was: { settings: Setting[]; imports: string[] },
+  is: { settings: Setting[]; imports: string[] },
+): void {
   if (!changed(was, is)) return;
   const settings = ensure(editor, owner, 'settings', () => settingsNode(is.settings, is.imports));
   if (!settings) return;
   const editSetting = (e: XmlElement, w: Setting, s: Setting) => {
     // A simple value changes in place; a change of kind or of content rewrites the setting.
-    if (w.kind === 'value' && s.kind === 'value' && child(e, 'content') === undefined) editor.setAttributes(e, [[['value'], s.value]]);
+    if (w.kind === 'value' && s.kind === 'value' && child(e, 'content') === undefined)
+      editor.setAttributes(e, [[['value'], s.value]]);
     else editor.replace(e, settingNode(s));
   };
-  reconcileList<Setting>(editor, settings, 'setting', 'key', (s) => s.key, was.settings, is.settings, editSetting, settingNode);
+  reconcileList<Setting>(
+    editor,
+    settings,
+    'setting',
+    'key',
+    (s) => s.key,
+    was.settings,
+    is.settings,
+    editSetting,
+    settingNode,
+  );
   if (changed(was.imports, is.imports)) {
     const imports = elements(settings).filter((e) => e.name === 'import');
     imports.forEach((e) => editor.remove(e));
@@ -105,8 +142,16 @@ function editSettings(editor: TextEditor, owner: XmlElement, was: { settings: Se
 }
 
 function editCredential(editor: TextEditor, element: XmlElement, was: Credential, is: Credential): void {
-  const defaults: Record<string, string> = { enable: 'true', enableControlHub: 'false', enableManagementAPI: 'false', enableDeveloperAccess: 'false' };
-  editor.setAttributes(element, credentialAttributes(is).map(([name, value]) => [[name], value, defaults[name]]));
+  const defaults: Record<string, string> = {
+    enable: 'true',
+    enableControlHub: 'false',
+    enableManagementAPI: 'false',
+    enableDeveloperAccess: 'false',
+  };
+  editor.setAttributes(
+    element,
+    credentialAttributes(is).map(([name, value]) => [[name], value, defaults[name]]),
+  );
   if (!changed(was.authorizations, is.authorizations)) return;
   const sets = ruleSetNodes(is);
   const authorizations = child(element, 'authorizations');
@@ -126,8 +171,16 @@ function editCredential(editor: TextEditor, element: XmlElement, was: Credential
 
 function editPackage(editor: TextEditor, element: XmlElement, was: PackageInstance, is: PackageInstance): void {
   const defaults: Record<string, string> = { enable: 'true', autostart: 'true' };
-  editor.setAttributes(element, packageAttributes(is).map(([name, value]) => [[name], value, defaults[name]]));
-  editSettings(editor, element, { settings: was.settings, imports: was.imports }, { settings: is.settings, imports: is.imports });
+  editor.setAttributes(
+    element,
+    packageAttributes(is).map(([name, value]) => [[name], value, defaults[name]]),
+  );
+  editSettings(
+    editor,
+    element,
+    { settings: was.settings, imports: was.imports },
+    { settings: is.settings, imports: is.imports },
+  );
   if (changed(was.groups, is.groups)) {
     const groups = child(element, 'groups');
     if (groups && is.groups.length) editor.replace(groups, groupsNode(is.groups));
@@ -138,10 +191,28 @@ function editPackage(editor: TextEditor, element: XmlElement, was: PackageInstan
 }
 
 function editSentinel(editor: TextEditor, element: XmlElement, was: Sentinel, is: Sentinel): void {
-  editor.setAttributes(element, [[['name'], is.name], [['credential'], is.credential]]);
+  editor.setAttributes(element, [
+    [['name'], is.name],
+    [['credential'], is.credential],
+  ]);
   if (!changed(was.packages, is.packages)) return;
-  const packages = ensure(editor, element, 'packages', () => ({ name: 'packages', attributes: [], children: is.packages.map(packageNode) }));
-  if (packages) reconcileList<PackageInstance>(editor, packages, 'package', 'name', (p) => p.name, was.packages, is.packages, (e, w, p) => editPackage(editor, e, w, p), packageNode);
+  const packages = ensure(editor, element, 'packages', () => ({
+    name: 'packages',
+    attributes: [],
+    children: is.packages.map(packageNode),
+  }));
+  if (packages)
+    reconcileList<PackageInstance>(
+      editor,
+      packages,
+      'package',
+      'name',
+      (p) => p.name,
+      was.packages,
+      is.packages,
+      (e, w, p) => editPackage(editor, e, w, p),
+      packageNode,
+    );
 }
 
 function editGroup(editor: TextEditor, element: XmlElement, was: SettingsGroup, is: SettingsGroup): void {
@@ -175,8 +246,38 @@ export function editDocument(doc: ConfigurationDocument, before: HubConfiguratio
     else editor.append(root, [listenUrisNode(after.listenUris)]);
   }
   editRecovery(editor, root, before.recoveryOptions, after.recoveryOptions);
-  editSection<Credential>(editor, root, 'credentials', 'credential', (c) => c.name, before.credentials, after.credentials, (e, w, c) => editCredential(editor, e, w, c), credentialNode);
-  editSection<Sentinel>(editor, root, 'sentinels', 'sentinel', (s) => s.name, before.sentinels, after.sentinels, (e, w, s) => editSentinel(editor, e, w, s), sentinelNode);
-  editSection<SettingsGroup>(editor, root, 'settingsGroups', 'group', (g) => g.name, before.settingsGroups, after.settingsGroups, (e, w, g) => editGroup(editor, e, w, g), settingsGroupNode);
+  editSection<Credential>(
+    editor,
+    root,
+    'credentials',
+    'credential',
+    (c) => c.name,
+    before.credentials,
+    after.credentials,
+    (e, w, c) => editCredential(editor, e, w, c),
+    credentialNode,
+  );
+  editSection<Sentinel>(
+    editor,
+    root,
+    'sentinels',
+    'sentinel',
+    (s) => s.name,
+    before.sentinels,
+    after.sentinels,
+    (e, w, s) => editSentinel(editor, e, w, s),
+    sentinelNode,
+  );
+  editSection<SettingsGroup>(
+    editor,
+    root,
+    'settingsGroups',
+    'group',
+    (g) => g.name,
+    before.settingsGroups,
+    after.settingsGroups,
+    (e, w, g) => editGroup(editor, e, w, g),
+    settingsGroupNode,
+  );
   return editor.result();
 }

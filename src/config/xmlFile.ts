@@ -5,7 +5,14 @@
  * hub does not use is collected and named, so that a start can report it once.
  */
 import type { z } from 'zod';
-import type { AppSettings, ConfigurationFile, CredentialAuthorizations, HubConfiguration, RecoveryOptions, Setting } from './model.js';
+import type {
+  AppSettings,
+  ConfigurationFile,
+  CredentialAuthorizations,
+  HubConfiguration,
+  RecoveryOptions,
+  Setting,
+} from './model.js';
 import { defaultRecoveryOptions } from './model.js';
 import { ConfigurationError, validateConfiguration } from './validate.js';
 import type { ConfigurationDocument } from './xmlDocument.js';
@@ -61,7 +68,9 @@ function recoveryFrom(xml: RecoveryOptionsXml): RecoveryOptions {
   };
 }
 
-type AuthorizationsXml = NonNullable<z.infer<typeof configurationXml>['credentials']>['credential'][number]['authorizations'];
+type AuthorizationsXml = NonNullable<
+  z.infer<typeof configurationXml>['credentials']
+>['credential'][number]['authorizations'];
 
 // A rule without an id gets its position, so that messages can still name it.
 const ruleId = (id: string | undefined, index: number) => id ?? String(index + 1);
@@ -120,7 +129,9 @@ function readWrapper(doc: ConfigurationDocument, ignored: string[]): AppSettings
       }
       const value = add.attributes.value ?? '';
       if (!/^\s*\d{1,7}\s*$/.test(value)) {
-        throw new ConfigurationError(`<appSettings>/<add key="${key}"> attribute "value": expected a whole number of milliseconds, got "${value}"`);
+        throw new ConfigurationError(
+          `<appSettings>/<add key="${key}"> attribute "value": expected a whole number of milliseconds, got "${value}"`,
+        );
       }
       appSettings.delayAfterAuthenticationErrorMs = Number(value);
     }

@@ -78,7 +78,12 @@ export class TextEditor {
         const current = element.attributes[found.name];
         if (value === undefined) this.splice(found.start, found.end, '');
         else if (!sameValue(current, value)) {
-          const escaped = found.quote === "'" ? escapeAttribute(value).replace(/&quot;/g, '"').replace(/'/g, '&apos;') : escapeAttribute(value);
+          const escaped =
+            found.quote === "'"
+              ? escapeAttribute(value)
+                  .replace(/&quot;/g, '"')
+                  .replace(/'/g, '&apos;')
+              : escapeAttribute(value);
           this.splice(found.valueStart, found.end, `${found.quote}${escaped}${found.quote}`);
         }
       } else if (value !== undefined && !(absentMeans !== undefined && sameValue(absentMeans, value))) {
@@ -121,7 +126,11 @@ export class TextEditor {
     const texts = nodes.map((n) => this.indented(n, inner));
     if (isSelfClosing(this.text, parent)) {
       // Only the `/>` is replaced, so that attribute edits of the same start tag do not overlap.
-      this.splice(parent.end - 2, parent.end, `>${texts.map((t) => `${this.eol}${inner}${t}`).join('')}${this.eol}${indent}</${parent.name}>`);
+      this.splice(
+        parent.end - 2,
+        parent.end,
+        `>${texts.map((t) => `${this.eol}${inner}${t}`).join('')}${this.eol}${indent}</${parent.name}>`,
+      );
       return;
     }
     const closeAt = endTagStart(this.text, parent);

@@ -39,7 +39,14 @@ const hubSpec: ElementSpec = {
       children: {
         credential: {
           repeated: true,
-          attributes: ['name', 'accessKey', 'enable', 'enableControlHub', 'enableManagementAPI', 'enableDeveloperAccess'],
+          attributes: [
+            'name',
+            'accessKey',
+            'enable',
+            'enableControlHub',
+            'enableManagementAPI',
+            'enableDeveloperAccess',
+          ],
           children: {
             authorizations: {
               children: {
@@ -75,7 +82,9 @@ const hubSpec: ElementSpec = {
         },
       },
     },
-    settingsGroups: { children: { group: { repeated: true, attributes: ['name'], children: { settings: settingsSpec } } } },
+    settingsGroups: {
+      children: { group: { repeated: true, attributes: ['name'], children: { settings: settingsSpec } } },
+    },
   },
 };
 
@@ -87,7 +96,8 @@ const where = (path: string, element: XmlElement) => {
 };
 
 /** Namespace declarations say how the file was written, not what it configures. */
-const isDeclaration = (attribute: string) => attribute === 'xmlns' || attribute.startsWith('xmlns:') || attribute.startsWith('xsi:');
+const isDeclaration = (attribute: string) =>
+  attribute === 'xmlns' || attribute.startsWith('xmlns:') || attribute.startsWith('xsi:');
 
 function toShape(text: string, element: XmlElement, spec: ElementSpec, path: string, ignored: string[]): Shape {
   const shape: Shape = {};
@@ -124,6 +134,6 @@ export function describePath(path: PropertyKey[]): string {
   return out || '<hub>';
 }
 
-
 /** The hub's element (`<hub>` or Constellation's) as a shape. */
-export const hubShape = (text: string, root: XmlElement, ignored: string[]): Shape => toShape(text, root, hubSpec, '', ignored);
+export const hubShape = (text: string, root: XmlElement, ignored: string[]): Shape =>
+  toShape(text, root, hubSpec, '', ignored);

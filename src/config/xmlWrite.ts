@@ -16,7 +16,13 @@ import type {
 } from './model.js';
 
 export function escapeAttribute(value: string): string {
-  return value.replace(/[&<>"\t\n\r]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#9;', '\n': '&#10;', '\r': '&#13;' })[c] as string);
+  return value.replace(
+    /[&<>"\t\n\r]/g,
+    (c) =>
+      ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#9;', '\n': '&#10;', '\r': '&#13;' })[
+        c
+      ] as string,
+  );
 }
 
 export function escapeText(value: string): string {
@@ -61,8 +67,20 @@ const isXmlContent = (text: string) => text.trimStart().startsWith('<');
 
 export const settingNode = (s: Setting): XmlNodeSpec =>
   s.kind === 'content'
-    ? { name: 'setting', attributes: [['key', s.key]], children: [{ name: 'content', attributes: [], inner: isXmlContent(s.value) ? s.value.trim() : escapeText(s.value) }] }
-    : { name: 'setting', attributes: [['key', s.key], ['value', s.value]] };
+    ? {
+        name: 'setting',
+        attributes: [['key', s.key]],
+        children: [
+          { name: 'content', attributes: [], inner: isXmlContent(s.value) ? s.value.trim() : escapeText(s.value) },
+        ],
+      }
+    : {
+        name: 'setting',
+        attributes: [
+          ['key', s.key],
+          ['value', s.value],
+        ],
+      };
 
 export const importNode = (imports: string[]): XmlNodeSpec => ({
   name: 'import',
@@ -70,7 +88,11 @@ export const importNode = (imports: string[]): XmlNodeSpec => ({
   children: imports.map((g) => ({ name: 'settingGroup', attributes: [['groupName', g]] })),
 });
 
-export const ruleSetNode = (name: 'stateObjects' | 'messages' | 'groups', set: RuleSet<{ id: string } & Record<string, string>>, fields: string[]): XmlNodeSpec => ({
+export const ruleSetNode = (
+  name: 'stateObjects' | 'messages' | 'groups',
+  set: RuleSet<{ id: string } & Record<string, string>>,
+  fields: string[],
+): XmlNodeSpec => ({
   name,
   attributes: [['defaultAuthorization', set.defaultAuthorization]],
   children: set.rules.map((r) => ({
@@ -84,7 +106,10 @@ export const messageFields = ['scope', 'args', 'messageKey'];
 export const groupFields = ['groupName'];
 
 export function ruleSetNodes(c: Credential): { stateObjects: XmlNodeSpec; messages: XmlNodeSpec; groups: XmlNodeSpec } {
-  const a = c.authorizations as unknown as Record<'stateObjects' | 'messages' | 'groups', RuleSet<{ id: string } & Record<string, string>>>;
+  const a = c.authorizations as unknown as Record<
+    'stateObjects' | 'messages' | 'groups',
+    RuleSet<{ id: string } & Record<string, string>>
+  >;
   return {
     stateObjects: ruleSetNode('stateObjects', a.stateObjects, stateObjectFields),
     messages: ruleSetNode('messages', a.messages, messageFields),
@@ -106,7 +131,9 @@ const isOpen = (set: RuleSet<unknown>) => set.defaultAuthorization === 'Allow' &
 
 export function authorizationsNode(c: Credential): XmlNodeSpec | undefined {
   const sets = ruleSetNodes(c);
-  const written = (['stateObjects', 'messages', 'groups'] as const).filter((k) => !isOpen(c.authorizations[k])).map((k) => sets[k]);
+  const written = (['stateObjects', 'messages', 'groups'] as const)
+    .filter((k) => !isOpen(c.authorizations[k]))
+    .map((k) => sets[k]);
   return written.length ? { name: 'authorizations', attributes: [], children: written } : undefined;
 }
 
@@ -147,7 +174,10 @@ export const packageNode = (p: PackageInstance): XmlNodeSpec => ({
 
 export const sentinelNode = (s: Sentinel): XmlNodeSpec => ({
   name: 'sentinel',
-  attributes: [['name', s.name], ['credential', s.credential]],
+  attributes: [
+    ['name', s.name],
+    ['credential', s.credential],
+  ],
   children: [{ name: 'packages', attributes: [], children: s.packages.map(packageNode) }],
 });
 

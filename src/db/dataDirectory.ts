@@ -45,7 +45,11 @@ export function lockDataDirectory(dataDir: string): DataDirectoryLock {
     lock.pragma('journal_mode = DELETE');
     lock.pragma('locking_mode = EXCLUSIVE');
     // The first write under EXCLUSIVE locking mode keeps the exclusive lock until the connection closes.
-    lock.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder; INSERT INTO holder VALUES (' + process.pid + ')');
+    lock.exec(
+      'CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder; INSERT INTO holder VALUES (' +
+        process.pid +
+        ')',
+    );
   } catch (error) {
     lock.close();
     if (isSqliteBusy(error)) {

@@ -43,7 +43,12 @@ function withStatementCache(sqlite: Sqlite.Database) {
 const BUSY_TIMEOUT_MS = 50;
 
 /** `onCommit` receives the duration of every COMMIT in milliseconds (for metrics). */
-export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (ms: number) => void, lockWaitMs = 10_000): OpenedDatabase {
+export function openDatabase(
+  file: string,
+  sync: 'normal' | 'full',
+  onCommit?: (ms: number) => void,
+  lockWaitMs = 10_000,
+): OpenedDatabase {
   dataDirectory(path.dirname(file));
   // The file holds every access key in clear: 0600. SQLite gives the -wal and -shm files the mode of
   // the database file, so creating it 0600 before SQLite does covers all three; older files are fixed.
@@ -61,7 +66,10 @@ export function openDatabase(file: string, sync: 'normal' | 'full', onCommit?: (
   // asynchronously (db/batch.ts, db/queuedDialect.ts) up to `lockWaitMs`, then answer 503.
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({
-    dialect: new QueuedSqliteDialect({ database: withStatementCache(sqlite) }, { lockWaitMs, inTransaction: () => sqlite.inTransaction }),
+    dialect: new QueuedSqliteDialect(
+      { database: withStatementCache(sqlite) },
+      { lockWaitMs, inTransaction: () => sqlite.inTransaction },
+    ),
     log: onCommit
       ? (event) => {
           if (event.level === 'query' && event.query.sql === 'commit') onCommit(event.queryDurationMillis);
@@ -82,7 +90,7 @@ function useIncrementalVacuum(sqlite: Sqlite.Database): boolean {
   const INCREMENTAL = 2;
   if (sqlite.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return false;
   sqlite.pragma('auto_vacuum = INCREMENTAL');
-  const hasTables = (sqlite.prepare("select count(*) from sqlite_master").pluck().get() as number) > 0;
+  const hasTables = (sqlite.prepare('select count(*) from sqlite_master').pluck().get() as number) > 0;
   if (!hasTables) return false;
   sqlite.exec('VACUUM');
   return true;

@@ -56,7 +56,10 @@ class QueuedSqliteDriver extends SqliteDriver {
   private readonly turns = new Mutex();
   private endTurn: (() => void) | undefined;
 
-  constructor(config: SqliteDialectConfig, private readonly wait: LockWait | undefined) {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly wait: LockWait | undefined,
+  ) {
     super(config);
   }
 
@@ -87,7 +90,10 @@ class QueuedSqliteDriver extends SqliteDriver {
 }
 
 export class QueuedSqliteDialect extends SqliteDialect {
-  constructor(private readonly config: SqliteDialectConfig, private readonly wait?: LockWait) {
+  constructor(
+    private readonly config: SqliteDialectConfig,
+    private readonly wait?: LockWait,
+  ) {
     super(config);
   }
 

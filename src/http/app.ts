@@ -86,7 +86,10 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
         counter.count();
         counter.time((performance.now() - started) / 1000);
         if (debug && !failed) {
-          services.logger.debug({ reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) }, 'request');
+          services.logger.debug(
+            { reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) },
+            'request',
+          );
         }
       };
       if (detached && !failed) detached.whenAnswered(record);
@@ -152,7 +155,8 @@ function routes(services: HubServices, readiness: Readiness): Router<HubState> {
     };
     const unrouted: Koa.Middleware<HubState> = (ctx) => {
       const onPath = router.match(ctx.path, ctx.method).path;
-      if (!router.methods.includes(ctx.method) || onPath.some((layer) => layer.methods.length > 0)) throw methodNotAllowed();
+      if (!router.methods.includes(ctx.method) || onPath.some((layer) => layer.methods.length > 0))
+        throw methodNotAllowed();
       throw hubError(
         'NotFound',
         { path: ctx.path },
@@ -160,7 +164,10 @@ function routes(services: HubServices, readiness: Readiness): Router<HubState> {
       );
     };
     // The router's middleware types carry its own context additions; Koa hands them a plain context.
-    table.all(`${prefix}${ANY_ACTION}`, ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]));
+    table.all(
+      `${prefix}${ANY_ACTION}`,
+      ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]),
+    );
   };
   mount('/rest/consumer', 'consumer', consumerRouter(services));
   mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));

@@ -44,7 +44,14 @@ export const pushStateObjectBody = withKeys(
     // The specification says string values, but the Arduino library's own example sends
     // `"Metadatas":{"ChipId":10976213}`: numbers and booleans are taken and kept as their text.
     Metadatas: z
-      .record(requestName(256), z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string, a number or a boolean (not null, an array or an object)' }).transform(String))
+      .record(
+        requestName(256),
+        z
+          .union([z.string(), z.number(), z.boolean()], {
+            error: 'must be a string, a number or a boolean (not null, an array or an object)',
+          })
+          .transform(String),
+      )
       .nullish(),
   }),
 );
@@ -58,7 +65,14 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.outp
   throw hubError('InvalidBody', { field, problem: plainly(issue) }, `Field: ${field}`);
 }
 
-const KINDS: Record<string, string> = { string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', object: 'an object', array: 'an array' };
+const KINDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+};
 
 /** zod's own wording ("Too big: expected string to have <=256 characters") said as the hub says things. */
 function plainly(issue: z.core.$ZodIssue): string {
@@ -66,11 +80,15 @@ function plainly(issue: z.core.$ZodIssue): string {
   const unit = (origin: string) => (origin === 'string' ? ' characters' : origin === 'array' ? ' items' : '');
   switch (issue.code) {
     case 'invalid_type':
-      return issue.message.endsWith('received undefined') ? 'is required' : `must be ${KINDS[issue.expected] ?? issue.expected}`;
+      return issue.message.endsWith('received undefined')
+        ? 'is required'
+        : `must be ${KINDS[issue.expected] ?? issue.expected}`;
     case 'too_big':
       return `must be at most ${String(issue.maximum)}${unit(issue.origin)}`;
     case 'too_small':
-      return issue.origin === 'string' && Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${String(issue.minimum)}${unit(issue.origin)}`;
+      return issue.origin === 'string' && Number(issue.minimum) === 1
+        ? 'must not be empty'
+        : `must be at least ${String(issue.minimum)}${unit(issue.origin)}`;
     default:
       return issue.message;
   }

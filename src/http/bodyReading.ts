@@ -9,11 +9,9 @@ import { hubError } from '../errors.js';
 import type { HubServices, HubState } from './context.js';
 
 /** Devices and scripts send plain bodies; compressed ones would add a decompression-bomb surface for nothing. */
-const unsupportedEncoding = (encoding: string) =>
-  hubError('UnsupportedContentEncoding', { encoding });
+const unsupportedEncoding = (encoding: string) => hubError('UnsupportedContentEncoding', { encoding });
 
-const bodyTimedOut = (ms: number) =>
-  Object.assign(hubError('BodyTimeout', { seconds: ms / 1000 }), { expose: true });
+const bodyTimedOut = (ms: number) => Object.assign(hubError('BodyTimeout', { seconds: ms / 1000 }), { expose: true });
 
 export function bodyReader(services: HubServices): Koa.Middleware<HubState> {
   const { bodyLimitBytes, bodyTimeoutMs } = services.options;
@@ -23,7 +21,14 @@ export function bodyReader(services: HubServices): Koa.Middleware<HubState> {
     multipart: false,
     text: true,
     // Bodies arrive as text and are parsed as lenient JSON (or XML) by the handler that wants them.
-    textTypes: ['application/json', 'application/*+json', 'text/*', 'application/xml', 'application/*+xml', 'application/x-www-form-urlencoded'],
+    textTypes: [
+      'application/json',
+      'application/*+json',
+      'text/*',
+      'application/xml',
+      'application/*+xml',
+      'application/x-www-form-urlencoded',
+    ],
     textLimit: bodyLimitBytes,
   });
   // GET and DELETE carry no body: they skip the body reader altogether.

@@ -70,7 +70,10 @@ function readBuild(directory: string): Map<string, Asset> | undefined {
 function compressed(asset: Asset, encoding: 'br' | 'gzip'): Promise<Buffer> {
   let done = asset.compressed.get(encoding);
   if (!done) {
-    done = encoding === 'br' ? brotli(asset.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }) : gzip(asset.body, { level: 9 });
+    done =
+      encoding === 'br'
+        ? brotli(asset.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } })
+        : gzip(asset.body, { level: 9 });
     asset.compressed.set(encoding, done);
   }
   return done;
@@ -83,7 +86,9 @@ const requestTargets = new WeakMap<http.IncomingMessage, string>();
 /** A target's path without query, repeated or trailing slashes, in lower case: `//A//?x` → `/a`. */
 function rootOf(target: string): string {
   const query = target.indexOf('?');
-  return collapseSlashes(query < 0 ? target : target.slice(0, query)).replace(/\/$/, '').toLowerCase();
+  return collapseSlashes(query < 0 ? target : target.slice(0, query))
+    .replace(/\/$/, '')
+    .toLowerCase();
 }
 
 /**
@@ -141,7 +146,10 @@ export function consoleAssets(directory = consoleBuildDirectory()): Middleware {
       ctx.set('Referrer-Policy', 'no-referrer');
     }
     ctx.vary('Accept-Encoding');
-    const encoding = COMPRESSIBLE.has(path.extname(name) || '.html') && asset.body.length > 512 ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+    const encoding =
+      COMPRESSIBLE.has(path.extname(name) || '.html') && asset.body.length > 512
+        ? ctx.acceptsEncodings('br', 'gzip', 'identity')
+        : 'identity';
     if (encoding === 'br' || encoding === 'gzip') {
       ctx.set('Content-Encoding', encoding);
       ctx.body = await compressed(asset, encoding);

@@ -32,7 +32,13 @@ export class DetachedAnswer {
   }
 }
 
-function writeJson(res: ServerResponse, status: number, value: unknown, varyOrigin: boolean, headers?: Record<string, string>): number {
+function writeJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  varyOrigin: boolean,
+  headers?: Record<string, string>,
+): number {
   // The client left: the poll consumed nothing for it (take runs with the abort signal); nothing to write.
   if (res.headersSent || res.destroyed) return status;
   const text = JSON.stringify(value);

@@ -41,7 +41,10 @@ export function parseLenientJson(text: string): unknown {
     value = JSON.parse(text);
   } catch (error) {
     if (text.length > MAX_LENIENT_JSON_LENGTH) {
-      throw new SyntaxError(`${(error as Error).message} (texts over ${MAX_LENIENT_JSON_LENGTH / 1024} KB must be strict JSON)`, { cause: error });
+      throw new SyntaxError(
+        `${(error as Error).message} (texts over ${MAX_LENIENT_JSON_LENGTH / 1024} KB must be strict JSON)`,
+        { cause: error },
+      );
     }
     value = JSON5.parse(text);
   }

@@ -24,7 +24,10 @@ export function opsRouter(services: HubServices, readiness: Readiness): Router<H
   });
   // Open to scrapers only with HUB_METRICS_OPEN; otherwise the management interface's authentication.
   router.get('/metrics', async (ctx) => {
-    if (!services.options.metricsOpen && !authenticate(services.configuration, 'management', authenticationValues(ctx))) {
+    if (
+      !services.options.metricsOpen &&
+      !authenticate(services.configuration, 'management', authenticationValues(ctx))
+    ) {
       throw hubError('AccessDenied');
     }
     ctx.type = metrics.registry.contentType;

@@ -14,7 +14,6 @@ import { MAX_TYPE_LENGTH } from '../hub/requestNames.js';
 /** Longer values belong in the POST form of PushStateObject. */
 export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;
 
-
 function lifetimeParam(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 0;
   if (!/^\d{1,9}$/.test(raw.trim())) {
@@ -22,7 +21,6 @@ function lifetimeParam(raw: string | undefined): number {
   }
   return Number(raw);
 }
-
 
 export function platformRouter(prefix: string, services: HubServices): Router<HubState> {
   const router = new Router<HubState>({ prefix });
@@ -67,7 +65,8 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
     const message = requiredParam(ctx, 'message');
     const rawLevel = queryParam(ctx, 'level') || 'Info';
     const level = parseLogLevel(rawLevel);
-    if (!level) throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
+    if (!level)
+      throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
     await packageLogs.write(ctx.state.caller, level, message);
     noContent(ctx);
   });
@@ -86,4 +85,3 @@ export function platformRouter(prefix: string, services: HubServices): Router<Hu
 
   return router;
 }
-

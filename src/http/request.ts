@@ -38,7 +38,8 @@ export function requiredParam(ctx: Context, name: string): string {
 }
 
 /** A required name parameter (StateObject name, message key, group), bound by the request-name rule. */
-export const nameParam = (ctx: Context, name: string) => checkRequestName(`parameter '${name}'`, requiredParam(ctx, name));
+export const nameParam = (ctx: Context, name: string) =>
+  checkRequestName(`parameter '${name}'`, requiredParam(ctx, name));
 
 /** An optional name parameter; absent or empty gives undefined. */
 export function optionalNameParam(ctx: Context, name: string, max?: number): string | undefined {
@@ -47,7 +48,8 @@ export function optionalNameParam(ctx: Context, name: string, max?: number): str
 }
 
 /** `*`-filter parameter: absent or empty means any; bound by the request-name rule with the filter length. */
-export const filterParam = (ctx: Context, name: string) => checkFilter(`filter '${name}'`, queryParam(ctx, name) || '*');
+export const filterParam = (ctx: Context, name: string) =>
+  checkFilter(`filter '${name}'`, queryParam(ctx, name) || '*');
 
 export const TIMEOUT = { default: 60_000, min: 1_000, max: 120_000 };
 
@@ -84,7 +86,11 @@ const isJsonType = (ctx: Context) => typeof ctx.is('application/json', 'applicat
 /** The request's JSON body (lenient JSON); requires `Content-Type: application/json`. */
 export function jsonBody(ctx: Context): unknown {
   if (!isJsonType(ctx)) {
-    throw hubError('UnsupportedContentType', { expected: "JSON with 'Content-Type: application/json'" }, `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+    throw hubError(
+      'UnsupportedContentType',
+      { expected: "JSON with 'Content-Type: application/json'" },
+      `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`,
+    );
   }
   const text = (ctx.request as { body?: unknown }).body;
   if (typeof text !== 'string' || text.trim() === '') throw hubError('MissingBody');

@@ -14,7 +14,8 @@ import { authenticationValues } from './request.js';
 const MAX_CALLER_NAME_LENGTH = 256;
 
 /** Names go into the log as given, but bounded: a failed request must not be able to write a huge line. */
-const loggable = (value: string | undefined) => (value === undefined ? undefined : value.length > 128 ? `${value.slice(0, 128)}…` : value);
+const loggable = (value: string | undefined) =>
+  value === undefined ? undefined : value.length > 128 ? `${value.slice(0, 128)}…` : value;
 
 export function requireCaller(interfaceName: InterfaceName, services: HubServices): Middleware {
   const { logger, authFailures, metrics } = services;
@@ -22,7 +23,13 @@ export function requireCaller(interfaceName: InterfaceName, services: HubService
     const { sentinelName, packageName } = authenticationValues(ctx);
     // One warn line per failure, with the address and the names but never the key (fail2ban, operators).
     logger.warn(
-      { reqId: ctx.state.requestId, interfaceName, ip: ctx.ip, sentinelName: loggable(sentinelName), packageName: loggable(packageName) },
+      {
+        reqId: ctx.state.requestId,
+        interfaceName,
+        ip: ctx.ip,
+        sentinelName: loggable(sentinelName),
+        packageName: loggable(packageName),
+      },
       'authentication failed',
     );
     metrics.authFailures.inc();

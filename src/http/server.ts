@@ -61,7 +61,10 @@ function rawAnswer(error: HubError, logger: Logger): { status: number; text: str
 function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): http.RequestListener {
   const keepRootTarget = rootTargetKeeper(prefixes);
   const lowered = prefixes.includes('') ? undefined : prefixes.map((p) => p.toLowerCase());
-  const outside = rawAnswer(hubError('NoInterface', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`), logger);
+  const outside = rawAnswer(
+    hubError('NoInterface', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`),
+    logger,
+  );
   return (req, res) => {
     keepRootTarget(req);
     const url = req.url ?? '/';
@@ -72,7 +75,10 @@ function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): h
         const lower = pathname.toLowerCase();
         const prefix = lowered.find((p) => lower === p || lower.startsWith(`${p}/`));
         if (prefix === undefined) {
-          res.writeHead(outside.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(outside.text) });
+          res.writeHead(outside.status, {
+            'Content-Type': 'application/json; charset=utf-8',
+            'Content-Length': Buffer.byteLength(outside.text),
+          });
           res.end(outside.text);
           return;
         }
@@ -92,7 +98,9 @@ function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): h
  * long as a body (`bodyTimeoutMs`). An idle keep-alive connection is not affected: the deadline
  * starts with the first byte of a request.
  */
-const serverOptions = (options: HubOptions) => ({ connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.bodyTimeoutMs / 4))) });
+const serverOptions = (options: HubOptions) => ({
+  connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.bodyTimeoutMs / 4))),
+});
 
 /** What Node cannot hand to the app (headers too large or too slow, not HTTP), answered as the hub's JSON errors. */
 function clientErrorAnswer(error: NodeJS.ErrnoException, options: HubOptions, logger: Logger): string {
@@ -140,7 +148,12 @@ const shownUrl = (address: ListenAddress, port: number) => {
  * on one host and port share one server and differ by their path prefix. On a failure the servers
  * already listening are closed and the error is thrown.
  */
-export async function serveHttp(app: KoaCallback, addresses: ListenAddress[], options: HubOptions, logger: Logger): Promise<HttpServers> {
+export async function serveHttp(
+  app: KoaCallback,
+  addresses: ListenAddress[],
+  options: HubOptions,
+  logger: Logger,
+): Promise<HttpServers> {
   const tls = addresses.some((a) => a.protocol === 'https')
     ? { cert: fs.readFileSync(options.tlsCertPath as string), key: fs.readFileSync(options.tlsKeyPath as string) }
     : undefined;
@@ -156,7 +169,9 @@ export async function serveHttp(app: KoaCallback, addresses: ListenAddress[], op
       const prefixes = group.map((a) => a.prefix);
       const handler = requestTargets(prefixes, app, logger);
       const server =
-        group[0].protocol === 'https' && tls ? https.createServer({ ...tls, ...serverOptions(options) }, handler) : http.createServer(serverOptions(options), handler);
+        group[0].protocol === 'https' && tls
+          ? https.createServer({ ...tls, ...serverOptions(options) }, handler)
+          : http.createServer(serverOptions(options), handler);
       servers.push(server);
       configureServer(server, options, logger);
       await listen(server, group[0]);
@@ -171,7 +186,9 @@ export async function serveHttp(app: KoaCallback, addresses: ListenAddress[], op
     urls,
     port: (servers[0].address() as AddressInfo).port,
     close: async (whileClosing) => {
-      const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+      const closed = Promise.all(
+        servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
       whileClosing?.();
       // Connections become idle as their last responses go out: close each as soon as it is.
       const closeIdle = () => servers.forEach((server) => server.closeIdleConnections());

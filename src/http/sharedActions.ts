@@ -10,11 +10,23 @@ import type { HubServices, HubState } from './context.js';
 import { clientGone, noContent, sendSubscriptionId } from './context.js';
 import { answerLater } from './detached.js';
 import { parseQueryValue } from './lenientJson.js';
-import { filterParam, jsonBody, limitParam, nameParam, optionalNameParam, queryParam, requiredParam, timeoutParam } from './request.js';
+import {
+  filterParam,
+  jsonBody,
+  limitParam,
+  nameParam,
+  optionalNameParam,
+  queryParam,
+  requiredParam,
+  timeoutParam,
+} from './request.js';
 import { checkRequestName } from '../hub/requestNames.js';
 
 const splitArgs = (raw: string | undefined) =>
-  (raw ?? '').split(',').map((a) => checkRequestName("parameter 'args'", a.trim())).filter((a) => a.length > 0);
+  (raw ?? '')
+    .split(',')
+    .map((a) => checkRequestName("parameter 'args'", a.trim()))
+    .filter((a) => a.length > 0);
 
 const stateObjectFilter = (ctx: Context) => ({
   sentinel: filterParam(ctx, 'sentinel'),
@@ -46,7 +58,8 @@ export function registerSharedActions(router: Router<HubState>, { messages, stat
   router.post('/SendMessage', async (ctx) => {
     const body = parseBody(sendMessageBody, jsonBody(ctx));
     const scope = body.Scope.Scope ?? body.Scope.Type;
-    if (scope === undefined) throw hubError('InvalidBody', { field: 'Scope.Scope (or Scope.Type)', problem: 'is required' });
+    if (scope === undefined)
+      throw hubError('InvalidBody', { field: 'Scope.Scope (or Scope.Type)', problem: 'is required' });
     await messages.send(ctx.state.caller, {
       scope,
       args: body.Scope.Args ?? [],

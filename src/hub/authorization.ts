@@ -37,7 +37,9 @@ export function messageRefusal(
     const { allowed, rule } = decide(
       credential.authorizations.messages,
       (r) =>
-        matchesPattern(r.scope, message.scopeName) && matchesPattern(r.args, arg) && matchesPattern(r.messageKey, message.key),
+        matchesPattern(r.scope, message.scopeName) &&
+        matchesPattern(r.args, arg) &&
+        matchesPattern(r.messageKey, message.key),
     );
     if (!allowed) {
       return rule

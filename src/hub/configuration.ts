@@ -41,7 +41,8 @@ const immer = new Immer({ autoFreeze: false });
 /** Lets the event loop run between two pieces of a long change. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const groupsOf = (config: HubConfiguration) => config.sentinels.map((s) => s.packages.map((p) => [s.name, p.name, p.groups]));
+const groupsOf = (config: HubConfiguration) =>
+  config.sentinels.map((s) => s.packages.map((p) => [s.name, p.name, p.groups]));
 const sameGroups = (a: HubConfiguration, b: HubConfiguration) => isDeepStrictEqual(groupsOf(a), groupsOf(b));
 
 export class Configuration {
@@ -79,7 +80,11 @@ export class Configuration {
 
   /** Records the applied text in the history when it is not already its newest version (start-up). */
   async recordStart(origin: ChangeOrigin): Promise<void> {
-    await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText }, this.config, { unlessNewest: true });
+    await this.history.applied(
+      { writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText },
+      this.config,
+      { unlessNewest: true },
+    );
   }
 
   /**
@@ -87,13 +92,20 @@ export class Configuration {
    * into the configuration it starts, or throws changing nothing. A file that is the text already
    * applied changes nothing. Returns the configurations before and after, or undefined when nothing was new.
    */
-  reload(read: (text: string | undefined) => Promise<HubConfiguration>, origin: ChangeOrigin): Promise<{ before: HubConfiguration; after: HubConfiguration } | undefined> {
+  reload(
+    read: (text: string | undefined) => Promise<HubConfiguration>,
+    origin: ChangeOrigin,
+  ): Promise<{ before: HubConfiguration; after: HubConfiguration } | undefined> {
     return this.changes.runExclusive(async () => {
       const text = await readConfigurationText(this.configPath);
       if (text === this.fileText) return undefined;
       const next = await read(text); // throws when there is no file
       validateConfiguration(next);
-      await this.history.applied({ writtenBy: origin.by, reason: origin.reason, applied: true, text: text as string }, next, { unlessNewest: false });
+      await this.history.applied(
+        { writtenBy: origin.by, reason: origin.reason, applied: true, text: text as string },
+        next,
+        { unlessNewest: false },
+      );
       const before = this.config;
       this.swap(next, text as string);
       return { before, after: next };
@@ -102,7 +114,9 @@ export class Configuration {
 
   /** Replaces the file with `text` without applying it (`POST configuration`): reload applies it. */
   saveText(text: string, origin: ChangeOrigin): Promise<void> {
-    return this.changes.runExclusive(() => this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }));
+    return this.changes.runExclusive(() =>
+      this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }),
+    );
   }
 
   /**
@@ -198,7 +212,10 @@ const groupsByName = (config: HubConfiguration) => new Map(config.settingsGroups
  * An instance's settings as the package sees them: imported settings groups in order (a later one
  * overrides an earlier one), then the instance's own settings, which win.
  */
-function resolveSettings(groups: Map<string, HubConfiguration['settingsGroups'][number]>, instance: PackageInstance): Record<string, string> {
+function resolveSettings(
+  groups: Map<string, HubConfiguration['settingsGroups'][number]>,
+  instance: PackageInstance,
+): Record<string, string> {
   // No prototype: a setting key such as "__proto__" is a key like any other.
   const resolved = Object.create(null) as Record<string, string>;
   for (const groupName of instance.imports) {
@@ -211,5 +228,9 @@ function resolveSettings(groups: Map<string, HubConfiguration['settingsGroups'][
 /** Every instance's resolved settings in `config`, by `sentinel/instance`. */
 export function settingsByInstance(config: HubConfiguration): Map<string, Record<string, string>> {
   const groups = groupsByName(config);
-  return new Map(config.sentinels.flatMap((s) => s.packages.map((p) => [`${s.name}/${p.name}`, resolveSettings(groups, p)] as const)));
+  return new Map(
+    config.sentinels.flatMap((s) =>
+      s.packages.map((p) => [`${s.name}/${p.name}`, resolveSettings(groups, p)] as const),
+    ),
+  );
 }

@@ -41,7 +41,11 @@ export class ConfigurationFileActions {
    * it was the text already applied. With `deploy`, each package instance whose resolved settings changed
    * (or that is new) is sent `__SettingsUpdated` with its new settings. Listen URIs take effect at the next start.
    */
-  async reload(deploy: boolean, by: Caller | undefined, origin: ChangeOrigin): Promise<{ changed: boolean; deployedTo: string[] }> {
+  async reload(
+    deploy: boolean,
+    by: Caller | undefined,
+    origin: ChangeOrigin,
+  ): Promise<{ changed: boolean; deployedTo: string[] }> {
     const reloaded = await this.configuration.reload(async (text) => {
       if (text === undefined) throw hubError('ConfigurationFileNotFound');
       return (await this.checkStartable(text)).config;

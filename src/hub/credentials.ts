@@ -16,7 +16,8 @@ export interface CredentialInput {
   EnableDeveloperAccess?: boolean | null;
 }
 
-const credentialIn = (config: HubConfiguration, name: string) => config.credentials.find((c) => c.name === name) as Credential;
+const credentialIn = (config: HubConfiguration, name: string) =>
+  config.credentials.find((c) => c.name === name) as Credential;
 
 export const credentialRecord = (c: Credential, withKey: boolean) => ({
   Name: c.name,
@@ -31,13 +32,21 @@ export const authorizationsRecord = (a: CredentialAuthorizations) => ({
   StateObjects: {
     DefaultAuthorization: a.stateObjects.defaultAuthorization,
     Authorizations: a.stateObjects.rules.map((r) => ({
-      Id: r.id, Authorization: r.authorization, SentinelName: r.sentinelName, PackageName: r.packageName, Name: r.name,
+      Id: r.id,
+      Authorization: r.authorization,
+      SentinelName: r.sentinelName,
+      PackageName: r.packageName,
+      Name: r.name,
     })),
   },
   Messages: {
     DefaultAuthorization: a.messages.defaultAuthorization,
     Authorizations: a.messages.rules.map((r) => ({
-      Id: r.id, Authorization: r.authorization, Scope: r.scope, Args: r.args, MessageKey: r.messageKey,
+      Id: r.id,
+      Authorization: r.authorization,
+      Scope: r.scope,
+      Args: r.args,
+      MessageKey: r.messageKey,
     })),
   },
   Groups: {
@@ -98,7 +107,9 @@ export class Credentials {
     const { sentinels } = this.configuration.current;
     const users = [
       ...sentinels.filter((s) => s.credential === name).map((s) => `sentinel '${s.name}'`),
-      ...sentinels.flatMap((s) => s.packages.filter((p) => p.credential === name).map((p) => `package instance '${s.name}/${p.name}'`)),
+      ...sentinels.flatMap((s) =>
+        s.packages.filter((p) => p.credential === name).map((p) => `package instance '${s.name}/${p.name}'`),
+      ),
     ];
     if (users.length) throw hubError('CredentialInUse', { credential: name, users: users.join(', ') });
     await this.configuration.update((draft) => {

@@ -43,10 +43,18 @@ const typeDescription = z
   })
   .superRefine((t, ctx) => {
     if (t.IsEnum && !(t.EnumValues && t.EnumValues.length > 0)) {
-      ctx.addIssue({ code: 'custom', path: ['EnumValues'], message: 'must list the values of an enumeration (IsEnum is true)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EnumValues'],
+        message: 'must list the values of an enumeration (IsEnum is true)',
+      });
     }
     if ((t.IsGeneric || t.IsArray) && !(t.GenericParameters && t.GenericParameters.length > 0)) {
-      ctx.addIssue({ code: 'custom', path: ['GenericParameters'], message: 'must name the type parameters of a generic or array type' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GenericParameters'],
+        message: 'must name the type parameters of a generic or array type',
+      });
     }
   });
 

@@ -19,6 +19,10 @@ export class Descriptors {
   /** Every declared descriptor, by sentinel and package name. */
   async all(): Promise<{ SentinelName: string; PackageName: string; Descriptor: PackageDescriptor }[]> {
     const rows = await this.store.all();
-    return rows.map((r) => ({ SentinelName: r.sentinelName, PackageName: r.packageName, Descriptor: JSON.parse(r.descriptor) as PackageDescriptor }));
+    return rows.map((r) => ({
+      SentinelName: r.sentinelName,
+      PackageName: r.packageName,
+      Descriptor: JSON.parse(r.descriptor) as PackageDescriptor,
+    }));
   }
 }

@@ -54,7 +54,11 @@ export class HubLicense {
     const max = kind === 'sentinels' ? license.MaxSentinels : license.MaxPackageInstances;
     if (max !== null && max !== undefined && wouldHave > max) {
       const limit = kind === 'sentinels' ? 'MaxSentinels' : 'MaxPackageInstances';
-      throw hubError('LicenseLimit', { max, what: kind === 'sentinels' ? 'sentinels' : 'package instances', setting: limit });
+      throw hubError('LicenseLimit', {
+        max,
+        what: kind === 'sentinels' ? 'sentinels' : 'package instances',
+        setting: limit,
+      });
     }
   }
 }

@@ -90,4 +90,5 @@ const subscriptionTargets: MessageTargets<MessageAddresses> = {
   packageName: (name, to) => to.isPackage && name === to.packageName,
 };
 
-export const isAddressedTo = (message: SentMessage, to: MessageAddresses): boolean => visitTargets(message, subscriptionTargets, to);
+export const isAddressedTo = (message: SentMessage, to: MessageAddresses): boolean =>
+  visitTargets(message, subscriptionTargets, to);

@@ -46,7 +46,9 @@ export class Messages {
     const scope = parseScope(input.scope);
     if (!input.key) throw hubError('MissingMessageKey');
     checkScopeArgs(scope, input.args);
-    const refusal = options.authorize ? messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key }) : undefined;
+    const refusal = options.authorize
+      ? messageRefusal(sender.credential, { scopeName: scope, args: input.args, key: input.key })
+      : undefined;
     const isSagaReply = input.key === SAGA_RESPONSE_KEY && !!input.sagaId;
     if (refusal && !isSagaReply) throw hubError('MessageNotAuthorized', refusal);
     const connectionId = await this.callers.connectionId(sender);

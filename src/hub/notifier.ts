@@ -136,7 +136,15 @@ export class Notifier implements WakeUps {
       old.waiter.end('superseded');
       this.unindex(old);
     }
-    const entry: Entry = { key, waiter: new Waiter(), patterns: NONE, names: NONE, wildcard: false, addresses: NONE, connectionId: undefined };
+    const entry: Entry = {
+      key,
+      waiter: new Waiter(),
+      patterns: NONE,
+      names: NONE,
+      wildcard: false,
+      addresses: NONE,
+      connectionId: undefined,
+    };
     this.index(entry, interest);
     this.entries.set(key, entry);
     return entry.waiter;

@@ -37,7 +37,10 @@ const manifestSchema = z.object({
           DefaultValue: z.unknown().optional(),
           Xsd: z.string().min(1).optional(),
         })
-        .refine((s) => s.Xsd === undefined || s.Type === 'Xml', { message: 'may name an Xsd only for a setting of Type Xml', path: ['Xsd'] }),
+        .refine((s) => s.Xsd === undefined || s.Type === 'Xml', {
+          message: 'may name an Xsd only for a setting of Type Xml',
+          path: ['Xsd'],
+        }),
     )
     .default([]),
 });
@@ -55,10 +58,14 @@ const refuse = (reason: string) => hubError('InvalidPackage', { reason });
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true, decodeStrings: true }, (error, zip) => {
-      if (error || !zip) reject(refuse(`not a readable zip archive (${error?.message ?? 'unknown error'})`));
-      else resolve(zip);
-    });
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true, decodeStrings: true },
+      (error, zip) => {
+        if (error || !zip) reject(refuse(`not a readable zip archive (${error?.message ?? 'unknown error'})`));
+        else resolve(zip);
+      },
+    );
   });
 }
 
@@ -87,7 +94,8 @@ function listEntries(zip: yauzl.ZipFile, limits: ArchiveLimits): Promise<Map<str
 }
 
 function readMember(zip: yauzl.ZipFile, entry: yauzl.Entry, what: string): Promise<Buffer> {
-  if (entry.uncompressedSize > MAX_MEMBER_BYTES) return Promise.reject(refuse(`${what} is larger than ${MAX_MEMBER_BYTES} bytes`));
+  if (entry.uncompressedSize > MAX_MEMBER_BYTES)
+    return Promise.reject(refuse(`${what} is larger than ${MAX_MEMBER_BYTES} bytes`));
   return new Promise((resolve, reject) => {
     zip.openReadStream(entry, (error, stream?: Readable) => {
       if (error || !stream) return reject(refuse(`${what} cannot be read (${error?.message ?? 'no data'})`));
@@ -98,7 +106,9 @@ function readMember(zip: yauzl.ZipFile, entry: yauzl.Entry, what: string): Promi
         if (size > MAX_MEMBER_BYTES) stream.destroy(refuse(`${what} is larger than ${MAX_MEMBER_BYTES} bytes`));
         else chunks.push(chunk);
       });
-      stream.on('error', (e: Error) => reject(e instanceof Error && 'status' in e ? e : refuse(`${what} cannot be read (${e.message})`)));
+      stream.on('error', (e: Error) =>
+        reject(e instanceof Error && 'status' in e ? e : refuse(`${what} cannot be read (${e.message})`)),
+      );
       stream.on('end', () => resolve(Buffer.concat(chunks)));
     });
   });
@@ -109,19 +119,29 @@ function readMember(zip: yauzl.ZipFile, entry: yauzl.Entry, what: string): Promi
  * 100 B but holds 100 MiB is refused as soon as it passes its declared size (yauzl's size check), and
  * the real total is held to the unpacked limit. Headers alone cannot be trusted.
  */
-async function checkActualSizes(zip: yauzl.ZipFile, entries: Map<string, yauzl.Entry>, limits: ArchiveLimits): Promise<void> {
+async function checkActualSizes(
+  zip: yauzl.ZipFile,
+  entries: Map<string, yauzl.Entry>,
+  limits: ArchiveLimits,
+): Promise<void> {
   let total = 0;
   for (const entry of entries.values()) {
     if (entry.fileName.endsWith('/')) continue;
     await new Promise<void>((resolve, reject) => {
       zip.openReadStream(entry, (error, stream?: Readable) => {
-        if (error || !stream) return reject(refuse(`the entry '${entry.fileName}' cannot be read (${error?.message ?? 'no data'})`));
+        if (error || !stream)
+          return reject(refuse(`the entry '${entry.fileName}' cannot be read (${error?.message ?? 'no data'})`));
         stream.on('data', (chunk: Buffer) => {
           total += chunk.length;
-          if (total > limits.maxUncompressedBytes) stream.destroy(refuse(`it would unpack to more than ${limits.maxUncompressedBytes} bytes`));
+          if (total > limits.maxUncompressedBytes)
+            stream.destroy(refuse(`it would unpack to more than ${limits.maxUncompressedBytes} bytes`));
         });
         stream.on('error', (e: Error) =>
-          reject(e instanceof Error && 'status' in e ? e : refuse(`the entry '${entry.fileName}' does not hold what its header says (${e.message})`)),
+          reject(
+            e instanceof Error && 'status' in e
+              ? e
+              : refuse(`the entry '${entry.fileName}' does not hold what its header says (${e.message})`),
+          ),
         );
         stream.on('end', () => resolve());
       });

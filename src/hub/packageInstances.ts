@@ -97,7 +97,8 @@ export class PackageInstances {
       if (input.AutoStart != null) instance.autoStart = input.AutoStart;
       // The sentinel's credential is the default: naming it explicitly stores no override.
       if (input.Credential !== undefined) {
-        instance.credential = input.Credential && input.Credential !== sentinel.credential ? input.Credential : undefined;
+        instance.credential =
+          input.Credential && input.Credential !== sentinel.credential ? input.Credential : undefined;
       }
     }, origin);
     const sentinel = sentinelIn(next, sentinelName) as Sentinel;
@@ -118,9 +119,14 @@ export class PackageInstances {
   }
 
   async setRecovery(sentinelName: string, instanceName: string, options: RecoveryOptions, origin: ChangeOrigin) {
-    const instance = await this.change(sentinelName, instanceName, (p) => {
-      p.recoveryOptions = options;
-    }, origin);
+    const instance = await this.change(
+      sentinelName,
+      instanceName,
+      (p) => {
+        p.recoveryOptions = options;
+      },
+      origin,
+    );
     return recoveryRecord(instance.recoveryOptions as RecoveryOptions);
   }
 
@@ -128,10 +134,20 @@ export class PackageInstances {
     return this.require(sentinelName, instanceName).instance.groups;
   }
 
-  async setGroups(sentinelName: string, instanceName: string, groups: string[], origin: ChangeOrigin): Promise<string[]> {
-    const instance = await this.change(sentinelName, instanceName, (p) => {
-      p.groups = [...new Set(groups)];
-    }, origin);
+  async setGroups(
+    sentinelName: string,
+    instanceName: string,
+    groups: string[],
+    origin: ChangeOrigin,
+  ): Promise<string[]> {
+    const instance = await this.change(
+      sentinelName,
+      instanceName,
+      (p) => {
+        p.groups = [...new Set(groups)];
+      },
+      origin,
+    );
     return instance.groups;
   }
 
@@ -140,14 +156,19 @@ export class PackageInstances {
   }
 
   async setSettings(sentinelName: string, instanceName: string, values: Record<string, unknown>, origin: ChangeOrigin) {
-    const instance = await this.change(sentinelName, instanceName, (p) => {
-      // A value sent back as it reads keeps the setting as written (a content setting stays content).
-      const written = new Map(p.settings.map((s) => [s.key, s]));
-      p.settings = Object.entries(values).map(([key, value]) => {
-        const kept = written.get(key);
-        return kept && typeof value === 'string' && kept.value === value ? kept : settingFromJson(key, value);
-      });
-    }, origin);
+    const instance = await this.change(
+      sentinelName,
+      instanceName,
+      (p) => {
+        // A value sent back as it reads keeps the setting as written (a content setting stays content).
+        const written = new Map(p.settings.map((s) => [s.key, s]));
+        p.settings = Object.entries(values).map(([key, value]) => {
+          const kept = written.get(key);
+          return kept && typeof value === 'string' && kept.value === value ? kept : settingFromJson(key, value);
+        });
+      },
+      origin,
+    );
     return settingValues(instance);
   }
 
@@ -164,7 +185,12 @@ export class PackageInstances {
   }
 
   /** Changes one instance in a configuration update; answers the instance as that update left it. */
-  private async change(sentinelName: string, instanceName: string, change: (p: PackageInstance) => void, origin: ChangeOrigin) {
+  private async change(
+    sentinelName: string,
+    instanceName: string,
+    change: (p: PackageInstance) => void,
+    origin: ChangeOrigin,
+  ) {
     this.require(sentinelName, instanceName);
     const next = await this.configuration.update((draft) => {
       const instance = instanceIn(sentinelIn(draft, sentinelName), instanceName);

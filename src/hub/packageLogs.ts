@@ -8,7 +8,12 @@ import { longPoll } from './longPoll.js';
 import type { WakeUps } from './wakeUps.js';
 
 // A Map, not an object literal: `level=constructor` must miss, not find Object.prototype's member.
-const LOG_LEVELS = new Map<string, LogLevel>([['info', 'Info'], ['warn', 'Warn'], ['warning', 'Warn'], ['error', 'Error']]);
+const LOG_LEVELS = new Map<string, LogLevel>([
+  ['info', 'Info'],
+  ['warn', 'Warn'],
+  ['warning', 'Warn'],
+  ['error', 'Error'],
+]);
 
 /** The one reading of a level a request names: Info, Warn or Error in any case (`Warning` too, for Warn); undefined otherwise. */
 export const parseLogLevel = (text: string): LogLevel | undefined => LOG_LEVELS.get(text.toLowerCase());
@@ -40,7 +45,13 @@ export class PackageLogs {
   ) {}
 
   async write(caller: Caller, level: LogLevel, message: string): Promise<void> {
-    await this.store.write({ sentinelName: caller.sentinelName, packageName: caller.packageName, level, message, loggedMs: Date.now() });
+    await this.store.write({
+      sentinelName: caller.sentinelName,
+      packageName: caller.packageName,
+      level,
+      message,
+      loggedMs: Date.now(),
+    });
     const log = { sentinel: caller.sentinelName, package: caller.packageName, packageLog: true };
     if (level === 'Error') this.logger.error(log, message);
     else if (level === 'Warn') this.logger.warn(log, message);
@@ -61,7 +72,11 @@ export class PackageLogs {
   async follow(query: LogQuery, waitMs: number, abort: ClientSignal): Promise<LogRecord[]> {
     if (query.afterId === undefined || waitMs <= 0) return this.read(query);
     const key = `logs:${randomUUID()}`;
-    return (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, { take: () => this.read(query) })) ?? [];
+    return (
+      (await longPoll(this.notifier, key, this.notifier.register(key, { kind: 'logs' }), waitMs, abort, {
+        take: () => this.read(query),
+      })) ?? []
+    );
   }
 
   /** Keeps the newest `retention` entries (called by the sweeper). */

@@ -63,7 +63,11 @@ export function deletedStateObjectUpdate(object: StateObjectChange, now: number)
 
 export function messageRecord(message: Message): MessageRecord {
   return {
-    Sender: { ConnectionId: message.senderConnectionId, Type: message.senderType, FriendlyName: message.senderFriendlyName },
+    Sender: {
+      ConnectionId: message.senderConnectionId,
+      Type: message.senderType,
+      FriendlyName: message.senderFriendlyName,
+    },
     Scope: { Scope: message.scope, Args: JSON.parse(message.args) as string[], SagaId: message.sagaId },
     Key: message.key,
     Data: JSON.parse(message.data),

@@ -48,7 +48,13 @@ const entryOf = (stored: RepositoryPackage): RepositoryEntry => {
     Sha256: stored.sha256,
     UploadedAt: new Date(stored.uploadedMs).toISOString(),
     HasIcon: stored.icon !== null,
-    Settings: settings.map((s) => ({ Key: s.Key, Type: s.Type, Description: s.Description, DefaultValue: s.DefaultValue ?? null, HasXsd: Object.hasOwn(xsds, s.Key) })),
+    Settings: settings.map((s) => ({
+      Key: s.Key,
+      Type: s.Type,
+      Description: s.Description,
+      DefaultValue: s.DefaultValue ?? null,
+      HasXsd: Object.hasOwn(xsds, s.Key),
+    })),
   };
 };
 
@@ -119,7 +125,8 @@ export class Repository {
       const checked = [];
       for (const file of files) {
         const size = fs.statSync(file.tempPath).size;
-        if (size > this.limits.maxPackageBytes) throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes, file: file.fileName });
+        if (size > this.limits.maxPackageBytes)
+          throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes, file: file.fileName });
         const contents = await readPackageArchive(file.tempPath, this.limits);
         checked.push({ ...file, size, contents, sha256: await sha256Of(file.tempPath) });
       }
@@ -157,7 +164,8 @@ export class Repository {
 
   /** After the commit that stopped using it: an archive no package names any more. */
   private removeUnusedArchive(change: RepositoryChange): void {
-    if (change.unusedArchive !== undefined) fs.rmSync(path.join(this.dir, `${change.unusedArchive}.zip`), { force: true });
+    if (change.unusedArchive !== undefined)
+      fs.rmSync(path.join(this.dir, `${change.unusedArchive}.zip`), { force: true });
   }
 
   /** Downloads an archive over http(s) (bounded size, time and redirects), then stores it. */
@@ -180,12 +188,15 @@ export class Repository {
           response = await fetch(current, { redirect: 'manual', signal });
         } catch (error) {
           const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-          const why = signal.aborted ? `no answer within ${this.limits.downloadTimeoutMs} ms` : (cause?.code ?? cause?.message ?? (error as Error).message);
+          const why = signal.aborted
+            ? `no answer within ${this.limits.downloadTimeoutMs} ms`
+            : (cause?.code ?? cause?.message ?? (error as Error).message);
           throw hubError('DownloadFailed', { url: current.href, reason: why });
         }
         const location = response.headers.get('location');
         if (response.status >= 300 && response.status < 400 && location) {
-          if (redirects >= this.limits.maxRedirects) throw hubError('TooManyRedirects', { max: this.limits.maxRedirects, url });
+          if (redirects >= this.limits.maxRedirects)
+            throw hubError('TooManyRedirects', { max: this.limits.maxRedirects, url });
           current = new URL(location, current);
           continue;
         }
@@ -193,7 +204,8 @@ export class Repository {
           throw hubError('DownloadFailed', { url: current.href, reason: `the server answered ${response.status}` });
         }
         const declared = Number(response.headers.get('content-length') ?? 0);
-        if (declared > this.limits.maxPackageBytes) throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes });
+        if (declared > this.limits.maxPackageBytes)
+          throw hubError('PackageTooLarge', { max: this.limits.maxPackageBytes });
         await this.saveBody(response.body, tempPath, signal);
         break;
       }

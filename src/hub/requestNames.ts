@@ -44,7 +44,8 @@ export function filterProblem(filter: string): string | undefined {
   const star = filter.indexOf('*');
   if (star < 0) return undefined;
   const textAfter = filter.slice(star).replaceAll('*', '').length;
-  if (textAfter > MAX_FILTER_TEXT_AFTER_STAR) return `must have at most ${MAX_FILTER_TEXT_AFTER_STAR} characters other than '*' after its first '*'`;
+  if (textAfter > MAX_FILTER_TEXT_AFTER_STAR)
+    return `must have at most ${MAX_FILTER_TEXT_AFTER_STAR} characters other than '*' after its first '*'`;
   return undefined;
 }
 
@@ -57,7 +58,12 @@ export function checkRequestName(what: string, value: string, max = MAX_REQUEST_
 export const checkFilter = (what: string, value: string): string => reportProblem(what, value, filterProblem(value));
 
 function reportProblem(what: string, value: string, problem: string | undefined): string {
-  if (problem) throw hubError('InvalidName', { what, problem }, `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`);
+  if (problem)
+    throw hubError(
+      'InvalidName',
+      { what, problem },
+      `Got ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)}.`,
+    );
   return value;
 }
 

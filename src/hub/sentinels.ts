@@ -10,7 +10,11 @@ const hubOrigin: ChangeOrigin = { by: '(hub)', reason: 'change' };
 /** A sentinel of one given configuration: a draft being changed, or the result a change returned. */
 export const sentinelIn = (config: HubConfiguration, name: string) => config.sentinels.find((s) => s.name === name);
 
-export const sentinelRecord = (s: Sentinel) => ({ Name: s.name, Credential: s.credential, Packages: s.packages.map((p) => p.name) });
+export const sentinelRecord = (s: Sentinel) => ({
+  Name: s.name,
+  Credential: s.credential,
+  Packages: s.packages.map((p) => p.name),
+});
 
 export class Sentinels {
   constructor(
@@ -30,7 +34,8 @@ export class Sentinels {
   }
 
   async upsert(name: string, credential: string, origin: ChangeOrigin = hubOrigin) {
-    if (!this.configuration.sentinel(name)) await this.license.checkLimit('sentinels', this.configuration.current.sentinels.length + 1);
+    if (!this.configuration.sentinel(name))
+      await this.license.checkLimit('sentinels', this.configuration.current.sentinels.length + 1);
     const next = await this.configuration.update((draft) => {
       const existing = sentinelIn(draft, name);
       if (existing) existing.credential = credential;

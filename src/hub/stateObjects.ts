@@ -51,7 +51,12 @@ export class StateObjects {
       lifetimeS: input.lifetime,
       expiresAtMs: expiresAt,
     });
-    const woke = this.notifier.stateObjectChanged({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: input.name, type });
+    const woke = this.notifier.stateObjectChanged({
+      sentinelName: producer.sentinelName,
+      packageName: producer.packageName,
+      name: input.name,
+      type,
+    });
     if (expiresAt !== null) this.expiry.schedule(expiresAt);
     // Subscribers first: the polls this push woke read and answer before the publisher has its 204.
     if (woke) await this.notifier.wokenAnswered();
@@ -99,7 +104,9 @@ export class StateObjects {
         const now = Date.now();
         const visible = changes
           .filter((c) => maySeeStateObject(caller.credential, c))
-          .map((c): StateObjectUpdateRecord => (c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now)));
+          .map((c): StateObjectUpdateRecord =>
+            c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
+          );
         if (visible.length > 0 || changes.length === 0) return visible;
       }
     });

@@ -2,7 +2,13 @@
 import { hubError } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import { isGuid } from './messageAddresses.js';
-import type { OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from './ports/subscriptions.js';
+import type {
+  OpenedSubscription,
+  SubscriptionInterest,
+  SubscriptionKind,
+  SubscriptionOwner,
+  SubscriptionStore,
+} from './ports/subscriptions.js';
 import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { PollSteps } from './longPoll.js';
@@ -58,7 +64,9 @@ export class Subscriptions {
   async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionInterest> {
     if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
-    const interest = connectionId ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind) : undefined;
+    const interest = connectionId
+      ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind)
+      : undefined;
     if (!interest) throw hubError('SubscriptionNotFound', { id });
     return interest;
   }
@@ -100,7 +108,14 @@ export class Subscriptions {
     );
     // Not an async function returning longPoll's promise: its own promise would adopt that one (a
     // reaction and two resolving functions per waiting poll).
-    return longPoll(this.notifier, id, registered, timeoutMs, abort, new SubscriptionPoll(this.store, this.gate, id, credential, take));
+    return longPoll(
+      this.notifier,
+      id,
+      registered,
+      timeoutMs,
+      abort,
+      new SubscriptionPoll(this.store, this.gate, id, credential, take),
+    );
   }
 
   private doneRegistering(id: string, registering: Registering): void {

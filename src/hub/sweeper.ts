@@ -34,12 +34,16 @@ export class Sweeper {
 
   start(): void {
     this.timer = setInterval(() => {
-      if (!this.running) this.running = this.sweep().catch((error: unknown) => {
-        if (isHubError(error, 'DatabaseBusy')) this.logger.warn('sweep skipped: another process holds the database write lock; trying again next time');
-        else this.logger.error({ err: error }, 'sweep failed');
-      }).finally(() => {
-        this.running = undefined;
-      });
+      if (!this.running)
+        this.running = this.sweep()
+          .catch((error: unknown) => {
+            if (isHubError(error, 'DatabaseBusy'))
+              this.logger.warn('sweep skipped: another process holds the database write lock; trying again next time');
+            else this.logger.error({ err: error }, 'sweep failed');
+          })
+          .finally(() => {
+            this.running = undefined;
+          });
     }, this.intervalMs);
     this.timer.unref();
   }
@@ -48,7 +52,10 @@ export class Sweeper {
     const now = Date.now();
     const expired = await this.subscriptions.sweep(now, now - this.idleMs, this.notifier.waitingIds());
     for (const s of expired) {
-      this.logger.info({ subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName }, 'idle subscription expired');
+      this.logger.info(
+        { subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName },
+        'idle subscription expired',
+      );
     }
     await this.stateObjects.sweep(now - this.retentionMs);
     await this.messages.sweep(now);

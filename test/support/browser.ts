@@ -13,18 +13,31 @@ export const CHROMIUM = process.env.HUB_CHROMIUM ?? '/usr/bin/chromium';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export function buildConsoleIfStale(): void {
-  const result = spawnSync(process.execPath, [path.join(root, 'scripts/buildIfStale.mjs')], { cwd: root, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [path.join(root, 'scripts/buildIfStale.mjs')], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`building the console failed:\n${result.stdout}\n${result.stderr}`);
 }
 
 export function launchChromium(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
 }
 
 /** Screenshots go to docs/console/ only when asked (CONSOLE_SCREENSHOTS=1): a test run changes no tracked file. */
-export const screenshotDirectory = process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(root, 'docs/console') : undefined;
+export const screenshotDirectory =
+  process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(root, 'docs/console') : undefined;

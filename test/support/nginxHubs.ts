@@ -32,7 +32,8 @@ function nginxConfig(port: number, upstreams: number[]): string {
   const text = fs.readFileSync(NGINX_CONF, 'utf8');
   const serverLine = /^(\s*)server 127\.0\.0\.1:\d+ (.*);.*$/m;
   const match = serverLine.exec(text);
-  if (!match || !/listen 127\.0\.0\.1:\d+;/.test(text)) throw new Error(`${NGINX_CONF} no longer has the lines nginxHubs replaces`);
+  if (!match || !/listen 127\.0\.0\.1:\d+;/.test(text))
+    throw new Error(`${NGINX_CONF} no longer has the lines nginxHubs replaces`);
   const servers = upstreams.map((p) => `${match[1]}server 127.0.0.1:${p} ${match[2]};`).join('\n');
   return text
     .replace(/^\s*server 127\.0\.0\.1:\d+ .*\n/gm, '')
@@ -68,14 +69,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<void> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HUB_DATA_DIR: hub.dataDir, HUB_PORT: String(hub.port), HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn', HUB_AUTH_FAILURE_DELAY_MS: '0', ...env },
+    env: {
+      ...process.env,
+      HUB_DATA_DIR: hub.dataDir,
+      HUB_PORT: String(hub.port),
+      HUB_HOST: '127.0.0.1',
+      HUB_LOG_LEVEL: 'warn',
+      HUB_AUTH_FAILURE_DELAY_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   hub.process = proc;
   hub.killing = false;
   return new Promise((resolve, reject) => {
     let started = false;
-    const timer = setTimeout(() => reject(new Error(`hub on ${hub.port} did not start: ${hub.output.slice(-2000)}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`hub on ${hub.port} did not start: ${hub.output.slice(-2000)}`)),
+      60_000,
+    );
     const take = (chunk: Buffer) => {
       hub.output += chunk.toString();
       if (hub.output.length > 1_000_000) hub.output = hub.output.slice(-500_000);
@@ -89,7 +101,8 @@ function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<
     proc.stderr?.on('data', take);
     proc.on('exit', (code, signal) => {
       if (hub.process === proc) hub.process = undefined;
-      if (!hub.killing) hub.unexpectedExits.push(`${new Date().toISOString()} ${code ?? signal}: ${hub.output.slice(-1000)}`);
+      if (!hub.killing)
+        hub.unexpectedExits.push(`${new Date().toISOString()} ${code ?? signal}: ${hub.output.slice(-1000)}`);
       if (!started) {
         clearTimeout(timer);
         reject(new Error(`hub on ${hub.port} exited (${code ?? signal}) before listening: ${hub.output.slice(-2000)}`));
@@ -107,13 +120,25 @@ function kill9(proc: ChildProcess | undefined): Promise<void> {
 }
 
 /** Starts `count` hub processes on `databaseUrl` (started one after another: one migrates) and nginx in front. */
-export async function startNginxHubs(databaseUrl: string, count = 3, env: Record<string, string> = {}): Promise<NginxHubs> {
+export async function startNginxHubs(
+  databaseUrl: string,
+  count = 3,
+  env: Record<string, string> = {},
+): Promise<NginxHubs> {
   const configuration = serializeConfiguration(testConfiguration());
   const hubs: HubProcess[] = [];
   for (let i = 0; i < count; i++) {
     const dataDir = tempDir();
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), configuration);
-    hubs.push({ port: await freePort(), url: '', dataDir, process: undefined, output: '', unexpectedExits: [], killing: false });
+    hubs.push({
+      port: await freePort(),
+      url: '',
+      dataDir,
+      process: undefined,
+      output: '',
+      unexpectedExits: [],
+      killing: false,
+    });
     hubs[i].url = `http://127.0.0.1:${hubs[i].port}`;
   }
   const hubEnv = { HUB_DATABASE_URL: databaseUrl, ...env };
@@ -121,15 +146,24 @@ export async function startNginxHubs(databaseUrl: string, count = 3, env: Record
   const prefix = tempDir();
   try {
     for (const hub of hubs) await startHubProcess(hub, hubEnv);
-    for (const dir of ['tmp', 'tmp/body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi']) fs.mkdirSync(path.join(prefix, dir), { recursive: true });
+    for (const dir of ['tmp', 'tmp/body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi'])
+      fs.mkdirSync(path.join(prefix, dir), { recursive: true });
     fs.chmodSync(prefix, 0o755);
     for (const dir of ['tmp', 'tmp/body', 'tmp/proxy']) fs.chmodSync(path.join(prefix, dir), 0o777); // workers run as nobody under root
     const port = await freePort();
     const conf = path.join(prefix, 'nginx.conf');
-    fs.writeFileSync(conf, nginxConfig(port, hubs.map((h) => h.port)));
+    fs.writeFileSync(
+      conf,
+      nginxConfig(
+        port,
+        hubs.map((h) => h.port),
+      ),
+    );
     const check = spawnSync(NGINX, ['-t', '-q', '-p', prefix, '-c', conf, '-e', 'stderr'], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`nginx -t: ${check.stderr}`);
-    nginx = spawn(NGINX, ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    nginx = spawn(NGINX, ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let nginxOutput = '';
     nginx.stderr?.on('data', (c: Buffer) => (nginxOutput = (nginxOutput + c.toString()).slice(-20_000)));
     const url = `http://127.0.0.1:${port}`;

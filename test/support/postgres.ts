@@ -192,8 +192,16 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
   let port = await freePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, ...args]);
   const start = async () => {
-    await pgCtl(['-w', '-t', '60', '-l', path.join(dir, 'log'),
-      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, 'start']);
+    await pgCtl([
+      '-w',
+      '-t',
+      '60',
+      '-l',
+      path.join(dir, 'log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      'start',
+    ]);
   };
   const stop = async (mode: 'smart' | 'fast' | 'immediate' = 'fast') => {
     await pgCtl(['-w', '-t', '60', '-m', mode, 'stop']);

@@ -51,7 +51,11 @@ export class RawConnection {
     while ((end = this.buffer.indexOf('\r\n\r\n')) < 0) await this.more();
     const head = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
     const status = Number(head[0].split(' ')[1]);
-    const headers = new Map(head.slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const headers = new Map(
+      head
+        .slice(1)
+        .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
     let at = end + 4;
     let body: Buffer;
     if (headers.get('transfer-encoding') === 'chunked') {
@@ -88,7 +92,12 @@ export class RawConnection {
 }
 
 /** The bytes of one request as the Arduino/ESP8266 library writes them (headers carry the identity). */
-export function firmwareRequest(method: string, path: string, identity: { SentinelName: string; PackageName: string; AccessKey: string }, body?: string): string {
+export function firmwareRequest(
+  method: string,
+  path: string,
+  identity: { SentinelName: string; PackageName: string; AccessKey: string },
+  body?: string,
+): string {
   const lines = [
     `${method} ${path} HTTP/1.1`,
     'Host: 127.0.0.1',

@@ -29,7 +29,9 @@ export function storedStateOf(dataDir: string): StoredState {
         // The sweeper's heartbeat is a clock kept as a row.
         const where = name === 'hub_settings' ? ` where key not like '%\\_ms' escape '\\'` : '';
         const rows = reader.prepare(`select ${list} from "${name}"${where} order by ${list}`).raw().all();
-        hash.update(`${name}:${JSON.stringify(rows, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : typeof v === 'bigint' ? String(v) : v))}`);
+        hash.update(
+          `${name}:${JSON.stringify(rows, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : typeof v === 'bigint' ? String(v) : v))}`,
+        );
       }
       return hash.digest('hex');
     },

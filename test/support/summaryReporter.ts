@@ -8,6 +8,8 @@ export default class SummaryReporter implements Reporter {
       for (const test of module.children.allTests()) counts[test.result().state] += 1;
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) counts.failed += 1;
     }
-    process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`);
+    process.stdout.write(
+      `\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped + counts.pending} skipped\n`,
+    );
   }
 }

@@ -28,7 +28,11 @@ export const instance = (name: string, extra: Partial<PackageInstance> = {}): Pa
 
 /** Admin (management), Dev (sentinel S1 with P1, P2), Other (sentinel S2 with P1), Disabled, NoRights. */
 export function testConfiguration(): HubConfiguration {
-  const credential = (name: string, accessKey: string, extra: Partial<HubConfiguration['credentials'][number]> = {}) => ({
+  const credential = (
+    name: string,
+    accessKey: string,
+    extra: Partial<HubConfiguration['credentials'][number]> = {},
+  ) => ({
     name,
     accessKey,
     enable: true,
@@ -91,8 +95,16 @@ export interface Identity {
 }
 
 export const admin: Identity = { SentinelName: 'Management', PackageName: 'Tests', AccessKey: ADMIN_KEY };
-export const consumer = (name = 'App', key = DEV_KEY): Identity => ({ SentinelName: 'Consumer', PackageName: name, AccessKey: key });
-export const pkg = (sentinel: string, name: string, key = DEV_KEY): Identity => ({ SentinelName: sentinel, PackageName: name, AccessKey: key });
+export const consumer = (name = 'App', key = DEV_KEY): Identity => ({
+  SentinelName: 'Consumer',
+  PackageName: name,
+  AccessKey: key,
+});
+export const pkg = (sentinel: string, name: string, key = DEV_KEY): Identity => ({
+  SentinelName: sentinel,
+  PackageName: name,
+  AccessKey: key,
+});
 
 export interface Reply {
   status: number;
@@ -107,10 +119,17 @@ export async function call(
   method: string,
   action: string,
   identity: Identity | undefined,
-  init: { query?: Record<string, string | number>; body?: unknown; contentType?: string; signal?: AbortSignal; headers?: Record<string, string> } = {},
+  init: {
+    query?: Record<string, string | number>;
+    body?: unknown;
+    contentType?: string;
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Reply> {
   const url = new URL(`${hub.url}/rest/${action}`);
-  for (const [k, v] of Object.entries({ ...(identity ?? {}), ...(init.query ?? {}) })) url.searchParams.set(k, String(v));
+  for (const [k, v] of Object.entries({ ...(identity ?? {}), ...(init.query ?? {}) }))
+    url.searchParams.set(k, String(v));
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   let body: string | undefined;
   if (init.body !== undefined) {
@@ -122,11 +141,20 @@ export async function call(
   return { status: response.status, text, headers: response.headers, json: <T>() => JSON.parse(text) as T };
 }
 
-export const get = (hub: { url: string }, action: string, identity: Identity | undefined, query: Record<string, string | number> = {}) =>
-  call(hub, 'GET', action, identity, { query });
+export const get = (
+  hub: { url: string },
+  action: string,
+  identity: Identity | undefined,
+  query: Record<string, string | number> = {},
+) => call(hub, 'GET', action, identity, { query });
 
-export const post = (hub: { url: string }, action: string, identity: Identity | undefined, body: unknown, contentType?: string) =>
-  call(hub, 'POST', action, identity, { body, contentType });
+export const post = (
+  hub: { url: string },
+  action: string,
+  identity: Identity | undefined,
+  body: unknown,
+  contentType?: string,
+) => call(hub, 'POST', action, identity, { body, contentType });
 
 /** The subscription id out of a Subscribe* answer (a JSON string). */
 export const idOf = (reply: Reply) => {

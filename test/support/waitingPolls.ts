@@ -5,7 +5,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The number of long-polls waiting right now, from /metrics. */
 export async function waitingPollCount(h: { url: string }): Promise<number> {
-  const text = await (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
+  const text = await (
+    await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
+  ).text();
   return Number(/hub_waiting_long_polls (\d+)/.exec(text)?.[1]);
 }
 

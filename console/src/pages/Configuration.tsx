@@ -27,7 +27,8 @@ function Diff({ from, to }: { from: string; to: string }) {
         const sign = part.added ? '+' : part.removed ? '-' : ' ';
         const lines = part.value.replace(/\n$/, '').split('\n');
         // Unchanged runs are shortened to their edges: the diff shows what changed, with some context.
-        const shown = !part.added && !part.removed && lines.length > 6 ? [...lines.slice(0, 2), '…', ...lines.slice(-2)] : lines;
+        const shown =
+          !part.added && !part.removed && lines.length > 6 ? [...lines.slice(0, 2), '…', ...lines.slice(-2)] : lines;
         return (
           <span key={i} class={part.added ? 'added' : part.removed ? 'removed' : 'same'}>
             {shown.map((line) => `${sign} ${line}\n`).join('')}
@@ -59,7 +60,9 @@ export function Configuration() {
         setOutcome('Saved to the configuration file; not applied yet (Reload applies it).');
         return;
       }
-      const result = await management<{ DeployedTo: string[] }>('configuration/reload', { query: { deployConfiguration: deploy } });
+      const result = await management<{ DeployedTo: string[] }>('configuration/reload', {
+        query: { deployConfiguration: deploy },
+      });
       setOutcome(
         `Saved and applied.${deploy ? ` Settings deployed to ${result.DeployedTo.length === 0 ? 'no instance (no settings changed)' : result.DeployedTo.join(', ')}.` : ''}`,
       );
@@ -73,7 +76,10 @@ export function Configuration() {
 
   return (
     <Page title="Configuration">
-      <p class="muted">The hub's XML configuration file. Saving validates it (in the page, then fully on the hub) before anything is written; Reload applies it.</p>
+      <p class="muted">
+        The hub's XML configuration file. Saving validates it (in the page, then fully on the hub) before anything is
+        written; Reload applies it.
+      </p>
       <ErrorAlert error={file.error ?? applied.error} />
       <label for="configuration-xml">Configuration XML</label>
       <textarea
@@ -88,23 +94,41 @@ export function Configuration() {
         }}
       />
       <div class="row">
-        <button type="button" disabled={action.busy} onClick={() => void save(false)}>Validate and save</button>
+        <button type="button" disabled={action.busy} onClick={() => void save(false)}>
+          Validate and save
+        </button>
         <label class="checkbox">
           <input type="checkbox" checked={deploy} onChange={(e) => setDeploy((e.target as HTMLInputElement).checked)} />
           Deploy settings to the package instances
         </label>
-        <button type="button" disabled={action.busy} onClick={() => void save(true)}>Save and reload</button>
-        <button type="button" class="secondary" disabled={action.busy || text === undefined} onClick={() => { setText(undefined); setLocalProblem(undefined); }}>
+        <button type="button" disabled={action.busy} onClick={() => void save(true)}>
+          Save and reload
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={action.busy || text === undefined}
+          onClick={() => {
+            setText(undefined);
+            setLocalProblem(undefined);
+          }}
+        >
           Discard changes
         </button>
       </div>
-      {localProblem ? <div role="alert" class="alert"><strong>{localProblem}</strong></div> : null}
+      {localProblem ? (
+        <div role="alert" class="alert">
+          <strong>{localProblem}</strong>
+        </div>
+      ) : null}
       <ErrorAlert error={action.error} />
       {outcome ? <p role="status">{outcome}</p> : null}
       <h2>Differences from the applied configuration</h2>
       {applied.data !== undefined ? <Diff from={applied.data} to={current} /> : null}
       <h2>Global recovery options</h2>
-      <p class="muted">Used by every package instance that has none of its own (applied at once, and written to the file).</p>
+      <p class="muted">
+        Used by every package instance that has none of its own (applied at once, and written to the file).
+      </p>
       <RecoveryForm path="configuration/recoveryoptions" name="every instance" />
     </Page>
   );

@@ -46,7 +46,12 @@ function CredentialRow({ credential, onChange }: { credential: Credential; onCha
       <div class="checks">
         {RIGHTS.map(([right, label]) => (
           <label key={right} class="checkbox">
-            <input type="checkbox" checked={credential[right]} disabled={action.busy} onChange={(e) => void update({ [right]: (e.target as HTMLInputElement).checked })} />
+            <input
+              type="checkbox"
+              checked={credential[right]}
+              disabled={action.busy}
+              onChange={(e) => void update({ [right]: (e.target as HTMLInputElement).checked })}
+            />
             {label}
           </label>
         ))}
@@ -68,19 +73,33 @@ function CredentialRow({ credential, onChange }: { credential: Credential; onCha
         </button>{' '}
         {confirming ? (
           <>
-            <button type="button" class="small danger" onClick={() => void action.run(async () => {
-              await management(path(credential.Name), { method: 'DELETE' });
-              onChange(undefined);
-            })}>
+            <button
+              type="button"
+              class="small danger"
+              onClick={() =>
+                void action.run(async () => {
+                  await management(path(credential.Name), { method: 'DELETE' });
+                  onChange(undefined);
+                })
+              }
+            >
               Confirm deleting {credential.Name}
             </button>{' '}
-            <button type="button" class="small" onClick={() => setConfirming(false)}>Keep it</button>
+            <button type="button" class="small" onClick={() => setConfirming(false)}>
+              Keep it
+            </button>
           </>
         ) : (
-          <button type="button" class="small" onClick={() => setConfirming(true)}>Delete {credential.Name}</button>
+          <button type="button" class="small" onClick={() => setConfirming(true)}>
+            Delete {credential.Name}
+          </button>
         )}
       </p>
-      {newKey ? <p role="status">New access key (copy it now): <code>{newKey}</code></p> : null}
+      {newKey ? (
+        <p role="status">
+          New access key (copy it now): <code>{newKey}</code>
+        </p>
+      ) : null}
       <ErrorAlert error={action.error} />
       <details>
         <summary>Authorizations</summary>
@@ -91,7 +110,14 @@ function CredentialRow({ credential, onChange }: { credential: Credential; onCha
 }
 
 function NewCredential({ onCreated }: { onCreated: (c: Credential) => void }) {
-  const empty = { Name: '', AccessKey: newAccessKey(), Enable: true, EnableManagementAPI: false, EnableControlHub: false, EnableDeveloperAccess: false };
+  const empty = {
+    Name: '',
+    AccessKey: newAccessKey(),
+    Enable: true,
+    EnableManagementAPI: false,
+    EnableControlHub: false,
+    EnableDeveloperAccess: false,
+  };
   const [draft, setDraft] = useState<Credential>(empty);
   const [created, setCreated] = useState<Credential | undefined>(undefined);
   const action = useAction();
@@ -113,31 +139,56 @@ function NewCredential({ onCreated }: { onCreated: (c: Credential) => void }) {
       <div class="row">
         <label>
           Name
-          <input type="text" required value={draft.Name} onInput={(e) => setDraft({ ...draft, Name: (e.target as HTMLInputElement).value })} />
+          <input
+            type="text"
+            required
+            value={draft.Name}
+            onInput={(e) => setDraft({ ...draft, Name: (e.target as HTMLInputElement).value })}
+          />
         </label>
         <label>
           Access key (at least 8 characters)
-          <input type="text" required spellcheck={false} value={draft.AccessKey} onInput={(e) => setDraft({ ...draft, AccessKey: (e.target as HTMLInputElement).value })} />
+          <input
+            type="text"
+            required
+            spellcheck={false}
+            value={draft.AccessKey}
+            onInput={(e) => setDraft({ ...draft, AccessKey: (e.target as HTMLInputElement).value })}
+          />
         </label>
-        <button type="button" class="small" onClick={() => setDraft({ ...draft, AccessKey: newAccessKey() })}>Generate a key</button>
+        <button type="button" class="small" onClick={() => setDraft({ ...draft, AccessKey: newAccessKey() })}>
+          Generate a key
+        </button>
       </div>
       <div class="checks">
         {RIGHTS.map(([right, label]) => (
           <label key={right} class="checkbox">
-            <input type="checkbox" checked={draft[right as Right]} onChange={(e) => setDraft({ ...draft, [right]: (e.target as HTMLInputElement).checked })} />
+            <input
+              type="checkbox"
+              checked={draft[right as Right]}
+              onChange={(e) => setDraft({ ...draft, [right]: (e.target as HTMLInputElement).checked })}
+            />
             {label}
           </label>
         ))}
       </div>
-      <button type="submit" disabled={action.busy}>Create credential</button>
+      <button type="submit" disabled={action.busy}>
+        Create credential
+      </button>
       <ErrorAlert error={action.error} />
-      {created ? <p role="status">Created {created.Name}; its access key: <code>{created.AccessKey}</code></p> : null}
+      {created ? (
+        <p role="status">
+          Created {created.Name}; its access key: <code>{created.AccessKey}</code>
+        </p>
+      ) : null}
     </form>
   );
 }
 
 export function Credentials() {
-  const { data, error, reload } = useLoad(() => management<Credential[]>('credentials', { query: { includeAccessKeys: true } }));
+  const { data, error, reload } = useLoad(() =>
+    management<Credential[]>('credentials', { query: { includeAccessKeys: true } }),
+  );
   return (
     <Page title="Credentials">
       <ErrorAlert error={error} />

@@ -22,9 +22,13 @@ class Entry extends Component<EntryProps> {
     return (
       <li>
         <span class={`level level-${e.Level.toLowerCase()}`}>{e.Level}</span>
-        <span class="who">{e.SentinelName}/{e.PackageName}</span>
+        <span class="who">
+          {e.SentinelName}/{e.PackageName}
+        </span>
         <span class="message">{e.Message}</span>
-        <span class="when"><Time iso={e.Date} /></span>
+        <span class="when">
+          <Time iso={e.Date} />
+        </span>
       </li>
     );
   }
@@ -40,10 +44,17 @@ export function Logs() {
   const [level, setLevel] = useState('');
   const [packageFilter, setPackageFilter] = useState('');
   const [text, setText] = useState('');
-  const matchesPackage = wildcard(packageFilter.includes('/') || packageFilter === '' ? packageFilter : `*${packageFilter}*`);
+  const matchesPackage = wildcard(
+    packageFilter.includes('/') || packageFilter === '' ? packageFilter : `*${packageFilter}*`,
+  );
   const needle = text.trim().toLowerCase();
   const shown = entries
-    .filter((e) => (!level || e.Level === level) && matchesPackage(`${e.SentinelName}/${e.PackageName}`) && (!needle || e.Message.toLowerCase().includes(needle)))
+    .filter(
+      (e) =>
+        (!level || e.Level === level) &&
+        matchesPackage(`${e.SentinelName}/${e.PackageName}`) &&
+        (!needle || e.Message.toLowerCase().includes(needle)),
+    )
     .slice()
     .reverse();
   return (
@@ -61,14 +72,20 @@ export function Logs() {
         </label>
         <label>
           Package (Sentinel/Package, * wildcards)
-          <input type="search" value={packageFilter} onInput={(e) => setPackageFilter((e.target as HTMLInputElement).value)} />
+          <input
+            type="search"
+            value={packageFilter}
+            onInput={(e) => setPackageFilter((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
           Message contains
           <input type="search" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
         </label>
       </form>
-      <p aria-live="polite" class="muted">{shown.length} of {entries.length} entries</p>
+      <p aria-live="polite" class="muted">
+        {shown.length} of {entries.length} entries
+      </p>
       <ol class="log" aria-label="Log entries">
         {shown.map((e) => (
           <Entry key={e.Id} entry={e} tick={tick} />

@@ -1,7 +1,16 @@
 import { useState } from 'preact/hooks';
 import { CONSOLE_NAME, consumer, HUB_BASE, management } from '../api';
 import type { InputKind, ScopeChoice } from '../callForm';
-import { curlOf, dataOf, enumOf, initialText, inputKind, parameterValue, rawHttpOf, sendMessageBody } from '../callForm';
+import {
+  curlOf,
+  dataOf,
+  enumOf,
+  initialText,
+  inputKind,
+  parameterValue,
+  rawHttpOf,
+  sendMessageBody,
+} from '../callForm';
 import { CopyButton, ErrorAlert, JsonValue, Page, useAction, useLoad } from '../components';
 import { newGuid } from '../ids';
 import { awaitSagaReply } from '../live';
@@ -9,22 +18,42 @@ import type { DeclaredDescriptor, DescriptorEntry, Message, MessageCallback, Pac
 
 const SAGA_TIMEOUT_MS = 60_000;
 
-function ParameterInput(props: { id: string; entry: DescriptorEntry; kind: InputKind; descriptor: PackageDescriptor; text: string; problem?: string; onInput: (text: string) => void }) {
+function ParameterInput(props: {
+  id: string;
+  entry: DescriptorEntry;
+  kind: InputKind;
+  descriptor: PackageDescriptor;
+  text: string;
+  problem?: string;
+  onInput: (text: string) => void;
+}) {
   const { id, entry, kind, text, problem, onInput } = props;
   const describedBy = `${id}-help`;
   const help = (
     <span id={describedBy} class="help">
       {entry.TypeName}
-      {entry.IsOptional ? ` — optional${entry.DefaultValue !== undefined && entry.DefaultValue !== null ? `, default ${JSON.stringify(entry.DefaultValue)}` : ''}` : ''}
+      {entry.IsOptional
+        ? ` — optional${entry.DefaultValue !== undefined && entry.DefaultValue !== null ? `, default ${JSON.stringify(entry.DefaultValue)}` : ''}`
+        : ''}
       {entry.Description ? ` — ${entry.Description}` : ''}
-      {problem ? <strong class="problem"> {entry.Name} {problem}</strong> : null}
+      {problem ? (
+        <strong class="problem">
+          {' '}
+          {entry.Name} {problem}
+        </strong>
+      ) : null}
     </span>
   );
   const common = { id, name: entry.Name, 'aria-describedby': describedBy, 'aria-invalid': problem ? true : undefined };
   if (kind === 'boolean') {
     return (
       <div class="field checkbox">
-        <input type="checkbox" {...common} checked={text === 'true'} onChange={(e) => onInput(String((e.target as HTMLInputElement).checked))} />
+        <input
+          type="checkbox"
+          {...common}
+          checked={text === 'true'}
+          onChange={(e) => onInput(String((e.target as HTMLInputElement).checked))}
+        />
         <label for={id}>{entry.Name}</label>
         {help}
       </div>
@@ -45,7 +74,15 @@ function ParameterInput(props: { id: string; entry: DescriptorEntry; kind: Input
       </select>
     );
   } else if (kind === 'json') {
-    input = <textarea {...common} rows={3} spellcheck={false} value={text} onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)} />;
+    input = (
+      <textarea
+        {...common}
+        rows={3}
+        spellcheck={false}
+        value={text}
+        onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)}
+      />
+    );
   } else {
     const typed = (e: Event) => onInput((e.target as HTMLInputElement).value);
     input =
@@ -136,7 +173,14 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
                 value={scope.kind}
                 onChange={(e) => {
                   const kind = (e.target as HTMLSelectElement).value as ScopeChoice['kind'];
-                  const arg = kind === 'Package' ? descriptor.PackageName || packageName : kind === 'Instance' ? `${sentinel}/${packageName}` : kind === 'Sentinel' ? sentinel : '';
+                  const arg =
+                    kind === 'Package'
+                      ? descriptor.PackageName || packageName
+                      : kind === 'Instance'
+                        ? `${sentinel}/${packageName}`
+                        : kind === 'Sentinel'
+                          ? sentinel
+                          : '';
                   setScope({ kind, arg });
                 }}
               >
@@ -149,8 +193,18 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
             </label>
             {scope.kind === 'All' ? null : (
               <label>
-                {scope.kind === 'Group' ? 'Groups (comma-separated)' : scope.kind === 'Sentinel' ? 'Sentinels' : scope.kind === 'Instance' ? 'Instance (Sentinel/Package)' : 'Package'}
-                <input type="text" value={scope.arg} onInput={(e) => setScope({ ...scope, arg: (e.target as HTMLInputElement).value })} />
+                {scope.kind === 'Group'
+                  ? 'Groups (comma-separated)'
+                  : scope.kind === 'Sentinel'
+                    ? 'Sentinels'
+                    : scope.kind === 'Instance'
+                      ? 'Instance (Sentinel/Package)'
+                      : 'Package'}
+                <input
+                  type="text"
+                  value={scope.arg}
+                  onInput={(e) => setScope({ ...scope, arg: (e.target as HTMLInputElement).value })}
+                />
               </label>
             )}
           </fieldset>
@@ -172,7 +226,10 @@ function CallbackForm({ declared, callback }: { declared: DeclaredDescriptor; ca
           <CopyButton text={curlOf(HUB_BASE.href, preview, CONSOLE_NAME)} label="Copy curl" />
           <h4>As raw HTTP</h4>
           <pre aria-label="raw HTTP request">{rawHttpOf(location.host, preview, CONSOLE_NAME, HUB_BASE.pathname)}</pre>
-          <CopyButton text={rawHttpOf(location.host, preview, CONSOLE_NAME, HUB_BASE.pathname)} label="Copy HTTP request" />
+          <CopyButton
+            text={rawHttpOf(location.host, preview, CONSOLE_NAME, HUB_BASE.pathname)}
+            label="Copy HTTP request"
+          />
         </div>
       </div>
     </article>
@@ -186,10 +243,15 @@ export function MessageCallbacks() {
       <ErrorAlert error={error} />
       {data?.length === 0 ? <p>No package has declared a Package Descriptor yet (DeclarePackageDescriptor).</p> : null}
       {data?.map((declared) => (
-        <section key={`${declared.SentinelName}/${declared.PackageName}`} aria-label={`${declared.SentinelName}/${declared.PackageName}`}>
+        <section
+          key={`${declared.SentinelName}/${declared.PackageName}`}
+          aria-label={`${declared.SentinelName}/${declared.PackageName}`}
+        >
           <h2>
             {declared.SentinelName}/{declared.PackageName}
-            {declared.Descriptor.PackageName !== declared.PackageName ? <span class="muted"> declares {declared.Descriptor.PackageName}</span> : null}
+            {declared.Descriptor.PackageName !== declared.PackageName ? (
+              <span class="muted"> declares {declared.Descriptor.PackageName}</span>
+            ) : null}
           </h2>
           {(declared.Descriptor.MessageCallbacks ?? []).length === 0 ? <p class="muted">No MessageCallback.</p> : null}
           {(declared.Descriptor.MessageCallbacks ?? []).map((callback) => (

@@ -18,7 +18,8 @@ export function Messages() {
   return (
     <Page title="Messages">
       <p class="muted">
-        Live: what arrives for the console's own subscription (as Consumer/{CONSOLE_NAME}): messages to All and Others, to Consumer/
+        Live: what arrives for the console's own subscription (as Consumer/{CONSOLE_NAME}): messages to All and Others,
+        to Consumer/
         {CONSOLE_NAME}, saga responses, and the groups joined here.
       </p>
       <form
@@ -34,17 +35,35 @@ export function Messages() {
           Group name
           <input type="text" value={group} onInput={(e) => setGroup((e.target as HTMLInputElement).value)} />
         </label>
-        <button type="submit" disabled={join.busy}>Join group</button>
+        <button type="submit" disabled={join.busy}>
+          Join group
+        </button>
       </form>
       <ErrorAlert error={join.error} />
       <p>
-        Groups joined: {groups.length === 0 ? <span class="muted">none</span> : groups.map((g) => <span class="badge" key={g}>{g}</span>)}
+        Groups joined:{' '}
+        {groups.length === 0 ? (
+          <span class="muted">none</span>
+        ) : (
+          groups.map((g) => (
+            <span class="badge" key={g}>
+              {g}
+            </span>
+          ))
+        )}
       </p>
       <label class="filter">
         Filter by key
-        <input type="search" placeholder="*" value={keyFilter} onInput={(e) => setKeyFilter((e.target as HTMLInputElement).value)} />
+        <input
+          type="search"
+          placeholder="*"
+          value={keyFilter}
+          onInput={(e) => setKeyFilter((e.target as HTMLInputElement).value)}
+        />
       </label>
-      <p aria-live="polite" class="muted">{shown.length} of {messages.length} messages received (newest first)</p>
+      <p aria-live="polite" class="muted">
+        {shown.length} of {messages.length} messages received (newest first)
+      </p>
       <div class="table-wrap">
         <table class="stack">
           <thead>
@@ -59,14 +78,18 @@ export function Messages() {
           <tbody>
             {shown.map((m, i) => (
               <tr key={`${m.receivedAt}-${i}`}>
-                <td data-label="Received"><Time iso={new Date(m.receivedAt).toISOString()} /></td>
+                <td data-label="Received">
+                  <Time iso={new Date(m.receivedAt).toISOString()} />
+                </td>
                 <td data-label="Sender">{m.Sender.FriendlyName}</td>
                 <td data-label="Scope">
                   {SCOPES[m.Scope.Scope] ?? m.Scope.Scope} {m.Scope.Args.join(', ')}
                   {m.Scope.SagaId ? <div class="muted small">saga {m.Scope.SagaId}</div> : null}
                 </td>
                 <th scope="row">{m.Key}</th>
-                <td data-label="Data"><JsonValue value={m.Data} /></td>
+                <td data-label="Data">
+                  <JsonValue value={m.Data} />
+                </td>
               </tr>
             ))}
           </tbody>

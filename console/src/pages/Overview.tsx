@@ -35,17 +35,48 @@ export function Overview() {
       <ErrorAlert error={overview.error ?? status.error} />
       {s ? (
         <dl class="stats" aria-label="Server">
-          <div><dt>Version</dt><dd>{s.Version}</dd></div>
-          <div><dt>License</dt><dd>{s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}</dd></div>
-          <div><dt>Uptime</dt><dd>{formatDuration(s.UptimeSeconds)}</dd></div>
-          <div><dt>Waiting long-polls</dt><dd><Num value={s.WaitingLongPolls} /></dd></div>
-          <div><dt>Requests per second</dt><dd>{rate === undefined ? 'measuring…' : formatNumber(Math.round(rate * 10) / 10)}</dd></div>
-          <div><dt>StateObjects</dt><dd><Num value={s.StateObjects} /></dd></div>
-          <div><dt>Queued messages</dt><dd><Num value={s.QueuedMessages} /></dd></div>
+          <div>
+            <dt>Version</dt>
+            <dd>{s.Version}</dd>
+          </div>
+          <div>
+            <dt>License</dt>
+            <dd>
+              {s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}
+            </dd>
+          </div>
+          <div>
+            <dt>Uptime</dt>
+            <dd>{formatDuration(s.UptimeSeconds)}</dd>
+          </div>
+          <div>
+            <dt>Waiting long-polls</dt>
+            <dd>
+              <Num value={s.WaitingLongPolls} />
+            </dd>
+          </div>
+          <div>
+            <dt>Requests per second</dt>
+            <dd>{rate === undefined ? 'measuring…' : formatNumber(Math.round(rate * 10) / 10)}</dd>
+          </div>
+          <div>
+            <dt>StateObjects</dt>
+            <dd>
+              <Num value={s.StateObjects} />
+            </dd>
+          </div>
+          <div>
+            <dt>Queued messages</dt>
+            <dd>
+              <Num value={s.QueuedMessages} />
+            </dd>
+          </div>
         </dl>
       ) : null}
       <h2>Sentinels</h2>
-      {overview.data?.Sentinels.length === 0 ? <p>No sentinel is declared yet: add one on the Sentinels page.</p> : null}
+      {overview.data?.Sentinels.length === 0 ? (
+        <p>No sentinel is declared yet: add one on the Sentinels page.</p>
+      ) : null}
       {overview.data?.Sentinels.map((sentinel) => (
         <article class="card" key={sentinel.Name} aria-label={`Sentinel ${sentinel.Name}`}>
           <h3>
@@ -72,20 +103,33 @@ export function Overview() {
                         {p.Name}
                         {p.Enable ? null : <span class="badge">disabled</span>}
                         {p.Groups.map((g) => (
-                          <span class="badge" key={g}>{g}</span>
+                          <span class="badge" key={g}>
+                            {g}
+                          </span>
                         ))}
                       </th>
                       <td data-label="Connection">
-                        <span class={p.Connected ? 'state ok' : 'state off'}>{p.Connected ? '● connected' : '○ not connected'}</span>
-                        <div class="muted small">seen <Time iso={p.LastSeen} /></div>
+                        <span class={p.Connected ? 'state ok' : 'state off'}>
+                          {p.Connected ? '● connected' : '○ not connected'}
+                        </span>
+                        <div class="muted small">
+                          seen <Time iso={p.LastSeen} />
+                        </div>
                       </td>
-                      <td data-label="StateObjects"><Num value={p.StateObjects} /></td>
-                      <td data-label="Queued messages"><Num value={p.QueuedMessages} /></td>
+                      <td data-label="StateObjects">
+                        <Num value={p.StateObjects} />
+                      </td>
+                      <td data-label="Queued messages">
+                        <Num value={p.QueuedMessages} />
+                      </td>
                       <td data-label="Last log">
                         {p.LastLog ? (
                           <>
-                            <span class={`level level-${p.LastLog.Level.toLowerCase()}`}>{p.LastLog.Level}</span> {p.LastLog.Message}
-                            <div class="muted small"><Time iso={p.LastLog.Date} /></div>
+                            <span class={`level level-${p.LastLog.Level.toLowerCase()}`}>{p.LastLog.Level}</span>{' '}
+                            {p.LastLog.Message}
+                            <div class="muted small">
+                              <Time iso={p.LastLog.Date} />
+                            </div>
                           </>
                         ) : (
                           <span class="muted">none</span>

@@ -24,7 +24,13 @@ function Icon({ name }: { name: string }) {
       if (url) URL.revokeObjectURL(url);
     };
   }, [name]);
-  return src ? <img class="icon" src={src} alt={`Icon of ${name}`} width={40} height={40} /> : <span class="icon placeholder" aria-hidden="true">📦</span>;
+  return src ? (
+    <img class="icon" src={src} alt={`Icon of ${name}`} width={40} height={40} />
+  ) : (
+    <span class="icon placeholder" aria-hidden="true">
+      📦
+    </span>
+  );
 }
 
 function Xsd({ name, setting }: { name: string; setting: string }) {
@@ -32,7 +38,15 @@ function Xsd({ name, setting }: { name: string; setting: string }) {
   const action = useAction();
   return (
     <>
-      <button type="button" class="small" onClick={() => void action.run(async () => setText(await management<string>(`packages/${enc(name)}/settings/${enc(setting)}/xsd`)))}>
+      <button
+        type="button"
+        class="small"
+        onClick={() =>
+          void action.run(async () =>
+            setText(await management<string>(`packages/${enc(name)}/settings/${enc(setting)}/xsd`)),
+          )
+        }
+      >
         Show the XSD of {setting}
       </button>
       <ErrorAlert error={action.error} />
@@ -48,12 +62,23 @@ function PackageCard({ pkg, onChange }: { pkg: RepositoryPackage; onChange: () =
   return (
     <article class="card package" aria-label={`Package ${pkg.Name}`}>
       <div class="package-head">
-        {pkg.HasIcon ? <Icon name={pkg.Name} /> : <span class="icon placeholder" aria-hidden="true">📦</span>}
+        {pkg.HasIcon ? (
+          <Icon name={pkg.Name} />
+        ) : (
+          <span class="icon placeholder" aria-hidden="true">
+            📦
+          </span>
+        )}
         <div>
-          <h3>{pkg.Name} <span class="muted">{pkg.Version ?? ''}</span></h3>
-          <p>{pkg.Description ?? ''} {pkg.Author ? <span class="muted">by {pkg.Author}</span> : null}</p>
+          <h3>
+            {pkg.Name} <span class="muted">{pkg.Version ?? ''}</span>
+          </h3>
+          <p>
+            {pkg.Description ?? ''} {pkg.Author ? <span class="muted">by {pkg.Author}</span> : null}
+          </p>
           <p class="muted small">
-            {pkg.FileName} · <Num value={pkg.Size} /> bytes · uploaded <Time iso={pkg.UploadedAt} /> · SHA-256 <code>{pkg.Sha256.slice(0, 16)}…</code>
+            {pkg.FileName} · <Num value={pkg.Size} /> bytes · uploaded <Time iso={pkg.UploadedAt} /> · SHA-256{' '}
+            <code>{pkg.Sha256.slice(0, 16)}…</code>
           </p>
         </div>
       </div>
@@ -63,9 +88,16 @@ function PackageCard({ pkg, onChange }: { pkg: RepositoryPackage; onChange: () =
           <dl class="settings">
             {pkg.Settings.map((s) => (
               <div key={s.Key}>
-                <dt>{s.Key} <span class="muted">{s.Type ?? ''}</span></dt>
+                <dt>
+                  {s.Key} <span class="muted">{s.Type ?? ''}</span>
+                </dt>
                 <dd>
-                  {s.Description ?? ''} {s.DefaultValue !== null ? <span class="muted">default <code>{s.DefaultValue}</code></span> : null}
+                  {s.Description ?? ''}{' '}
+                  {s.DefaultValue !== null ? (
+                    <span class="muted">
+                      default <code>{s.DefaultValue}</code>
+                    </span>
+                  ) : null}
                   {s.HasXsd ? <Xsd name={pkg.Name} setting={s.Key} /> : null}
                 </dd>
               </div>
@@ -88,17 +120,31 @@ function PackageCard({ pkg, onChange }: { pkg: RepositoryPackage; onChange: () =
           New name for {pkg.Name}
           <input type="text" value={newName} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
         </label>
-        <button type="submit" class="secondary" disabled={action.busy || newName === pkg.Name}>Rename</button>
+        <button type="submit" class="secondary" disabled={action.busy || newName === pkg.Name}>
+          Rename
+        </button>
         {confirming ? (
           <>
-            <button type="button" class="danger" onClick={() => void action.run(async () => {
-              await management(`packages/${enc(pkg.Name)}`, { method: 'DELETE' });
-              onChange();
-            })}>Confirm deleting {pkg.Name}</button>
-            <button type="button" class="secondary" onClick={() => setConfirming(false)}>Keep it</button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() =>
+                void action.run(async () => {
+                  await management(`packages/${enc(pkg.Name)}`, { method: 'DELETE' });
+                  onChange();
+                })
+              }
+            >
+              Confirm deleting {pkg.Name}
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              Keep it
+            </button>
           </>
         ) : (
-          <button type="button" class="secondary" onClick={() => setConfirming(true)}>Delete {pkg.Name}</button>
+          <button type="button" class="secondary" onClick={() => setConfirming(true)}>
+            Delete {pkg.Name}
+          </button>
         )}
       </form>
       <ErrorAlert error={action.error} />
@@ -163,7 +209,9 @@ export function Repository() {
         {progress !== undefined ? (
           <label class="progress">
             Uploading
-            <progress max={1} value={progress}>{Math.round(progress * 100)} %</progress>
+            <progress max={1} value={progress}>
+              {Math.round(progress * 100)} %
+            </progress>
           </label>
         ) : null}
       </div>
@@ -185,12 +233,16 @@ export function Repository() {
           Package address (http or https)
           <input type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
         </label>
-        <button type="submit" disabled={action.busy}>Download package</button>
+        <button type="submit" disabled={action.busy}>
+          Download package
+        </button>
       </form>
       <ErrorAlert error={action.error ?? list.error} />
       {uploaded ? <p role="status">{uploaded}</p> : null}
       {list.data?.length === 0 ? <p>The repository is empty.</p> : null}
-      {list.data?.map((pkg) => <PackageCard key={pkg.Name} pkg={pkg} onChange={list.reload} />)}
+      {list.data?.map((pkg) => (
+        <PackageCard key={pkg.Name} pkg={pkg} onChange={list.reload} />
+      ))}
     </Page>
   );
 }

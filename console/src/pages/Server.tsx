@@ -40,8 +40,16 @@ function LicenseForm({ license, onSaved }: { license: License; onSaved: () => vo
       }}
     >
       <label for="license-json">License (JSON)</label>
-      <textarea id="license-json" rows={8} spellcheck={false} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      <button type="submit" disabled={action.busy}>Save license</button>
+      <textarea
+        id="license-json"
+        rows={8}
+        spellcheck={false}
+        value={text}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+      />
+      <button type="submit" disabled={action.busy}>
+        Save license
+      </button>
       <ErrorAlert error={action.error} />
     </form>
   );
@@ -65,7 +73,11 @@ function Metrics() {
         Show the Prometheus metrics
       </button>
       <ErrorAlert error={action.error} />
-      {text ? <pre class="metrics" aria-label="Prometheus metrics">{text}</pre> : null}
+      {text ? (
+        <pre class="metrics" aria-label="Prometheus metrics">
+          {text}
+        </pre>
+      ) : null}
     </>
   );
 }
@@ -80,11 +92,17 @@ function ApiReference() {
   if (!data) return <ErrorAlert error={error} />;
   return (
     <section aria-labelledby="api-title">
-      <h2 id="api-title">API ({data.info.title} {data.info.version})</h2>
-      <p>{data.info.description} <a href={hubUrl('openapi.json')}>openapi.json</a></p>
+      <h2 id="api-title">
+        API ({data.info.title} {data.info.version})
+      </h2>
+      <p>
+        {data.info.description} <a href={hubUrl('openapi.json')}>openapi.json</a>
+      </p>
       {data.tags.map((tag) => (
         <details key={tag.name} class="api-tag">
-          <summary>{tag.name}: {tag.description}</summary>
+          <summary>
+            {tag.name}: {tag.description}
+          </summary>
           <ul class="operations">
             {Object.entries(data.paths).flatMap(([path, methods]) =>
               Object.entries(methods)
@@ -94,9 +112,16 @@ function ApiReference() {
                   const schemaName = ref?.split('/').pop();
                   return (
                     <li key={`${method} ${path}`}>
-                      <code class={`method method-${method}`}>{method.toUpperCase()}</code> <code>{path}</code> — {op.summary}
-                      {op.parameters?.length ? <div class="muted small">parameters: {op.parameters.map((p) => `${p.name} (${p.in})`).join(', ')}</div> : null}
-                      {op.requestBody && !schemaName ? <div class="muted small">body: {Object.keys(op.requestBody.content).join(', ')}</div> : null}
+                      <code class={`method method-${method}`}>{method.toUpperCase()}</code> <code>{path}</code> —{' '}
+                      {op.summary}
+                      {op.parameters?.length ? (
+                        <div class="muted small">
+                          parameters: {op.parameters.map((p) => `${p.name} (${p.in})`).join(', ')}
+                        </div>
+                      ) : null}
+                      {op.requestBody && !schemaName ? (
+                        <div class="muted small">body: {Object.keys(op.requestBody.content).join(', ')}</div>
+                      ) : null}
                       {schemaName ? (
                         <details>
                           <summary>Body: {schemaName}</summary>
@@ -123,23 +148,75 @@ export function Server() {
       {s ? (
         <>
           <dl class="stats" aria-label="Server status">
-            <div><dt>Version</dt><dd>{s.Version}</dd></div>
-            <div><dt>Started</dt><dd><Time iso={s.StartedAt} /></dd></div>
-            <div><dt>Uptime</dt><dd>{formatDuration(s.UptimeSeconds)}</dd></div>
-            <div><dt>Requests served</dt><dd><Num value={s.RequestsTotal} /></dd></div>
-            <div><dt>Refused authentications</dt><dd><Num value={s.AuthFailures} /></dd></div>
-            <div><dt>Waiting long-polls</dt><dd><Num value={s.WaitingLongPolls} /></dd></div>
-            <div><dt>StateObjects</dt><dd><Num value={s.StateObjects} /></dd></div>
-            <div><dt>Queued messages</dt><dd><Num value={s.QueuedMessages} /></dd></div>
-            <div><dt>Dropped messages</dt><dd><Num value={s.DroppedMessages} /></dd></div>
-            <div><dt>Message subscriptions</dt><dd><Num value={s.MessageSubscriptions} /></dd></div>
-            <div><dt>StateObject subscriptions</dt><dd><Num value={s.StateObjectSubscriptions} /></dd></div>
+            <div>
+              <dt>Version</dt>
+              <dd>{s.Version}</dd>
+            </div>
+            <div>
+              <dt>Started</dt>
+              <dd>
+                <Time iso={s.StartedAt} />
+              </dd>
+            </div>
+            <div>
+              <dt>Uptime</dt>
+              <dd>{formatDuration(s.UptimeSeconds)}</dd>
+            </div>
+            <div>
+              <dt>Requests served</dt>
+              <dd>
+                <Num value={s.RequestsTotal} />
+              </dd>
+            </div>
+            <div>
+              <dt>Refused authentications</dt>
+              <dd>
+                <Num value={s.AuthFailures} />
+              </dd>
+            </div>
+            <div>
+              <dt>Waiting long-polls</dt>
+              <dd>
+                <Num value={s.WaitingLongPolls} />
+              </dd>
+            </div>
+            <div>
+              <dt>StateObjects</dt>
+              <dd>
+                <Num value={s.StateObjects} />
+              </dd>
+            </div>
+            <div>
+              <dt>Queued messages</dt>
+              <dd>
+                <Num value={s.QueuedMessages} />
+              </dd>
+            </div>
+            <div>
+              <dt>Dropped messages</dt>
+              <dd>
+                <Num value={s.DroppedMessages} />
+              </dd>
+            </div>
+            <div>
+              <dt>Message subscriptions</dt>
+              <dd>
+                <Num value={s.MessageSubscriptions} />
+              </dd>
+            </div>
+            <div>
+              <dt>StateObject subscriptions</dt>
+              <dd>
+                <Num value={s.StateObjectSubscriptions} />
+              </dd>
+            </div>
           </dl>
           <h2>License</h2>
           <p>
             {s.License.Edition} for {s.License.Licensee}
             {s.License.ExpirationDate ? `, until ${s.License.ExpirationDate}` : ', no expiry'}
-            {s.License.IsExpired ? ' (expired)' : ''}; sentinels: {s.License.MaxSentinels ?? 'no limit'}, package instances: {s.License.MaxPackageInstances ?? 'no limit'}.
+            {s.License.IsExpired ? ' (expired)' : ''}; sentinels: {s.License.MaxSentinels ?? 'no limit'}, package
+            instances: {s.License.MaxPackageInstances ?? 'no limit'}.
           </p>
           <details>
             <summary>Change the license</summary>

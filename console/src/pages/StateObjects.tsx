@@ -38,7 +38,9 @@ class Row extends Component<RowProps> {
     const key = keyOf(o);
     return (
       <tr data-key={key}>
-        <td data-label="Sentinel / Package">{o.SentinelName}/{o.PackageName}</td>
+        <td data-label="Sentinel / Package">
+          {o.SentinelName}/{o.PackageName}
+        </td>
         <th scope="row">{o.Name}</th>
         <td class="value" data-label="Value">
           <JsonValue value={o.Value} />
@@ -46,10 +48,18 @@ class Row extends Component<RowProps> {
         </td>
         <td data-label="Type">{o.Type}</td>
         <td data-label="Lifetime">
-          {o.Lifetime ? <><Num value={o.Lifetime} /> s</> : 'forever'}
+          {o.Lifetime ? (
+            <>
+              <Num value={o.Lifetime} /> s
+            </>
+          ) : (
+            'forever'
+          )}
           {o.IsExpired ? <span class="badge warn">expired</span> : null}
         </td>
-        <td data-label="Last update"><Time iso={o.LastUpdate} /></td>
+        <td data-label="Last update">
+          <Time iso={o.LastUpdate} />
+        </td>
       </tr>
     );
   }
@@ -71,12 +81,17 @@ export function StateObjects() {
   };
   // Map keys are Sentinel/Package/Name: ordering by them orders by sentinel, package, then name.
   const shown = [...objects.entries()]
-    .filter(([, o]) => match.sentinel(o.SentinelName) && match.package(o.PackageName) && match.name(o.Name) && match.type(o.Type))
+    .filter(
+      ([, o]) =>
+        match.sentinel(o.SentinelName) && match.package(o.PackageName) && match.name(o.Name) && match.type(o.Type),
+    )
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([, o]) => o);
   return (
     <Page title="StateObjects">
-      <p class="muted">Live: every change arrives through the hub's long-poll interface (SubscribeToStateObjects), without reloading.</p>
+      <p class="muted">
+        Live: every change arrives through the hub's long-poll interface (SubscribeToStateObjects), without reloading.
+      </p>
       <form class="filters" role="search" aria-label="Filter StateObjects" onSubmit={(e) => e.preventDefault()}>
         {FILTERS.map(([name, label]) => (
           <label key={name}>

@@ -10,7 +10,13 @@ export const sentinelBody = withKeys(['Name', 'Credential'], z.object({ Name: na
 
 export const instanceBody = withKeys(
   ['Name', 'PackageFile', 'Enable', 'Credential', 'AutoStart'],
-  z.object({ Name: name, PackageFile: z.string().max(256).superRefine(refineWith(textProblem)).nullish(), Enable: flag, Credential: name.nullish(), AutoStart: flag }),
+  z.object({
+    Name: name,
+    PackageFile: z.string().max(256).superRefine(refineWith(textProblem)).nullish(),
+    Enable: flag,
+    Credential: name.nullish(),
+    AutoStart: flag,
+  }),
 );
 
 export const credentialBody = withKeys(
@@ -33,14 +39,12 @@ export const recoveryBody = withKeys(
     ResetCounterAfterMinutes: z.number().int().min(0).max(1_000_000).default(15),
     RestartPackageAfterSeconds: z.number().int().min(0).max(1_000_000).default(30),
   }),
-).transform(
-  (r): RecoveryOptions => ({
-    restartAfterFailure: r.RestartAfterFailure,
-    numberOfRetry: r.NumberOfRetry,
-    resetCounterAfterMinutes: r.ResetCounterAfterMinutes,
-    restartPackageAfterSeconds: r.RestartPackageAfterSeconds,
-  }),
-);
+).transform((r): RecoveryOptions => ({
+  restartAfterFailure: r.RestartAfterFailure,
+  numberOfRetry: r.NumberOfRetry,
+  resetCounterAfterMinutes: r.ResetCounterAfterMinutes,
+  restartPackageAfterSeconds: r.RestartPackageAfterSeconds,
+}));
 
 export const groupsBody = z.array(name);
 
@@ -50,14 +54,19 @@ export const settingsBody = z
     z.string(),
     z.unknown().superRefine((v, ctx) => {
       if (v === undefined) return ctx.addIssue({ code: 'custom', message: 'is required' });
-      const problem = textProblem(typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+      const problem = textProblem(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
   )
   .superRefine((record, ctx) => {
     for (const key of Object.keys(record)) {
       const problem = keyProblem(key);
-      if (problem) ctx.addIssue({ code: 'custom', path: [key], message: `is refused: the setting key ${JSON.stringify(key)} ${problem}` });
+      if (problem)
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is refused: the setting key ${JSON.stringify(key)} ${problem}`,
+        });
     }
   });
 
@@ -71,7 +80,12 @@ const ruleSet = <T extends z.ZodRawShape>(names: string[], rule: T) =>
     z.object({
       DefaultAuthorization: authorization.default('Allow'),
       Authorizations: z
-        .array(withKeys(['Id', 'Authorization', ...names], z.object({ Id: ruleId, Authorization: authorization.default('Allow'), ...rule })))
+        .array(
+          withKeys(
+            ['Id', 'Authorization', ...names],
+            z.object({ Id: ruleId, Authorization: authorization.default('Allow'), ...rule }),
+          ),
+        )
         .default([]),
     }),
   ).default({ DefaultAuthorization: 'Allow', Authorizations: [] });
@@ -79,27 +93,41 @@ const ruleSet = <T extends z.ZodRawShape>(names: string[], rule: T) =>
 export const authorizationsBody = withKeys(
   ['StateObjects', 'Messages', 'Groups'],
   z.object({
-    StateObjects: ruleSet(['SentinelName', 'PackageName', 'Name'], { SentinelName: pattern, PackageName: pattern, Name: pattern }),
+    StateObjects: ruleSet(['SentinelName', 'PackageName', 'Name'], {
+      SentinelName: pattern,
+      PackageName: pattern,
+      Name: pattern,
+    }),
     Messages: ruleSet(['Scope', 'Args', 'MessageKey'], { Scope: pattern, Args: pattern, MessageKey: pattern }),
     Groups: ruleSet(['GroupName'], { GroupName: pattern }),
   }),
-).transform(
-  (a): CredentialAuthorizations => ({
-    stateObjects: {
-      defaultAuthorization: a.StateObjects.DefaultAuthorization,
-      rules: a.StateObjects.Authorizations.map((r, i) => ({
-        id: r.Id ?? String(i + 1), authorization: r.Authorization, sentinelName: r.SentinelName, packageName: r.PackageName, name: r.Name,
-      })),
-    },
-    messages: {
-      defaultAuthorization: a.Messages.DefaultAuthorization,
-      rules: a.Messages.Authorizations.map((r, i) => ({
-        id: r.Id ?? String(i + 1), authorization: r.Authorization, scope: r.Scope, args: r.Args, messageKey: r.MessageKey,
-      })),
-    },
-    groups: {
-      defaultAuthorization: a.Groups.DefaultAuthorization,
-      rules: a.Groups.Authorizations.map((r, i) => ({ id: r.Id ?? String(i + 1), authorization: r.Authorization, groupName: r.GroupName })),
-    },
-  }),
-);
+).transform((a): CredentialAuthorizations => ({
+  stateObjects: {
+    defaultAuthorization: a.StateObjects.DefaultAuthorization,
+    rules: a.StateObjects.Authorizations.map((r, i) => ({
+      id: r.Id ?? String(i + 1),
+      authorization: r.Authorization,
+      sentinelName: r.SentinelName,
+      packageName: r.PackageName,
+      name: r.Name,
+    })),
+  },
+  messages: {
+    defaultAuthorization: a.Messages.DefaultAuthorization,
+    rules: a.Messages.Authorizations.map((r, i) => ({
+      id: r.Id ?? String(i + 1),
+      authorization: r.Authorization,
+      scope: r.Scope,
+      args: r.Args,
+      messageKey: r.MessageKey,
+    })),
+  },
+  groups: {
+    defaultAuthorization: a.Groups.DefaultAuthorization,
+    rules: a.Groups.Authorizations.map((r, i) => ({
+      id: r.Id ?? String(i + 1),
+      authorization: r.Authorization,
+      groupName: r.GroupName,
+    })),
+  },
+}));

@@ -27,7 +27,8 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
   });
   router.get('/server/status', async (ctx) => {
     const values = new Map<string, MetricValue[]>();
-    for (const metric of await metrics.registry.getMetricsAsJSON()) values.set(metric.name, metric.values as MetricValue[]);
+    for (const metric of await metrics.registry.getMetricsAsJSON())
+      values.set(metric.name, metric.values as MetricValue[]);
     const sum = (name: string, where: (v: MetricValue) => boolean = () => true) =>
       (values.get(name) ?? []).filter(where).reduce((total, v) => total + v.value, 0);
     const now = Date.now();

@@ -46,7 +46,11 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     ctx.body = icon;
   });
   router.get('/packages/:package/settings/:setting/xsd', async (ctx) => {
-    const setting = checkRequestName('setting key in the path', (ctx.params as Record<string, string>).setting ?? '', 256);
+    const setting = checkRequestName(
+      'setting key in the path',
+      (ctx.params as Record<string, string>).setting ?? '',
+      256,
+    );
     ctx.type = 'application/xml; charset=utf-8';
     ctx.body = await repository.xsd(packageName(ctx), setting);
   });
@@ -65,7 +69,11 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
   // out takes it). `UploadPackage` is the name Constellation's Console and ctln call it by.
   const uploadPackage = async (ctx: Context): Promise<void> => {
     if (!ctx.is('multipart/form-data')) {
-      throw hubError('UnsupportedContentType', { expected: "'multipart/form-data', the package archives as files" }, `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`);
+      throw hubError(
+        'UnsupportedContentType',
+        { expected: "'multipart/form-data', the package archives as files" },
+        `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`,
+      );
     }
     const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
     const removeFolder = () => setTimeout(() => fs.rmSync(uploadDir, { recursive: true, force: true }), 50).unref();
@@ -96,9 +104,13 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     });
     try {
       await parse(ctx, async () => undefined);
-      const files = Object.values((ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files ?? {}).flat();
+      const files = Object.values(
+        (ctx.request as { files?: Record<string, UploadedFile | UploadedFile[]> }).files ?? {},
+      ).flat();
       if (files.length === 0) throw hubError('MissingPackageFile');
-      ctx.body = await repository.store(files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })));
+      ctx.body = await repository.store(
+        files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })),
+      );
     } finally {
       for (const file of started) fs.rmSync(file, { force: true });
       fs.rmSync(uploadDir, { recursive: true, force: true });

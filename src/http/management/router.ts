@@ -35,12 +35,16 @@ const origin = (ctx: Context & { state: HubState }): ChangeOrigin => ({
 
 const trueParam = (ctx: Context, name: string) => (queryParam(ctx, name) ?? '').toLowerCase() === 'true';
 
-
 function sinceParam(ctx: Context): number | undefined {
   const raw = queryParam(ctx, 'since');
   if (!raw) return undefined;
   const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw hubError('InvalidParameter', { parameter: 'since', expected: 'an ISO 8601 date or epoch milliseconds', got: raw });
+  if (!Number.isFinite(ms))
+    throw hubError('InvalidParameter', {
+      parameter: 'since',
+      expected: 'an ISO 8601 date or epoch milliseconds',
+      got: raw,
+    });
   return ms;
 }
 
@@ -72,7 +76,10 @@ export function managementRouter(services: HubServices): Router<HubState> {
     noContent(ctx);
   });
   router.get('/configuration/reload', async (ctx) => {
-    ctx.body = { DeployedTo: (await configurationFile.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller, origin(ctx))).deployedTo };
+    ctx.body = {
+      DeployedTo: (await configurationFile.reload(trueParam(ctx, 'deployConfiguration'), ctx.state.caller, origin(ctx)))
+        .deployedTo,
+    };
   });
   router.get('/configuration/recoveryoptions', (ctx) => {
     ctx.body = instances.defaultRecovery();
@@ -167,7 +174,8 @@ export function managementRouter(services: HubServices): Router<HubState> {
   router.get('/logs', async (ctx) => {
     const rawLevel = queryParam(ctx, 'level');
     const level = rawLevel ? parseLogLevel(rawLevel) : undefined;
-    if (rawLevel && !level) throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
+    if (rawLevel && !level)
+      throw hubError('InvalidParameter', { parameter: 'level', expected: 'Info, Warn or Error', got: rawLevel });
     const rawAfter = queryParam(ctx, 'after');
     if (rawAfter !== undefined && !/^\d{1,15}$/.test(rawAfter)) {
       throw hubError('InvalidParameter', { parameter: 'after', expected: 'a log Id', got: rawAfter });

@@ -53,7 +53,10 @@ export interface StateObjectWrite extends StateObject {
 export interface StateObjectStore {
   push(write: StateObjectWrite): Promise<void>;
   /** The producer's objects matching the name and type patterns become tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]>;
+  purge(
+    producer: { sentinelName: string; packageName: string },
+    patterns: { name: string; type: string },
+  ): Promise<StateObjectChange[]>;
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
   expire(now: number): Promise<StateObjectChange[]>;
   /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */

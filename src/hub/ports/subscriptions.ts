@@ -18,8 +18,7 @@ export interface OpenedSubscription {
 
 /** What a subscription's waiting poll listens for: its filters, or its message addresses. */
 export type SubscriptionInterest =
-  | { kind: 'state_objects'; filters: StateObjectPatterns[] }
-  | { kind: 'messages'; addresses: MessageAddresses };
+  { kind: 'state_objects'; filters: StateObjectPatterns[] } | { kind: 'messages'; addresses: MessageAddresses };
 
 export interface ExpiredSubscription {
   id: string;
@@ -31,7 +30,11 @@ export interface ExpiredSubscription {
 /** Each operation is one transaction whose promise settles after its COMMIT. */
 export interface SubscriptionStore {
   /** Opens (or reuses) the owner's subscription and adds the filter, unless it has it already. */
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription>;
+  openStateObjects(
+    owner: SubscriptionOwner,
+    requestedId: string | undefined,
+    filter: StateObjectPatterns,
+  ): Promise<OpenedSubscription>;
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
   /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined>;

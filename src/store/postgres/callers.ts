@@ -9,7 +9,10 @@ export class PostgresCallerStore implements CallerStore {
   async connectionId(friendlyName: string): Promise<string | undefined> {
     try {
       const { rows } = await this.pool.query<{ connection_id: string }>({
-        name: 'hub_caller_id', text: 'select connection_id from callers where friendly_name = $1', values: [friendlyName] });
+        name: 'hub_caller_id',
+        text: 'select connection_id from callers where friendly_name = $1',
+        values: [friendlyName],
+      });
       return rows[0]?.connection_id;
     } catch (error) {
       throw storeError(error);
@@ -24,7 +27,14 @@ export class PostgresCallerStore implements CallerStore {
         text: `insert into callers (connection_id, friendly_name, kind, sentinel_name, package_name, first_seen_ms)
                values ($1, $2, $3, $4, $5, $6)
                on conflict (friendly_name) do update set friendly_name = excluded.friendly_name returning connection_id`,
-        values: [caller.connectionId, caller.friendlyName, caller.kind, caller.sentinelName, caller.packageName, caller.firstSeenMs],
+        values: [
+          caller.connectionId,
+          caller.friendlyName,
+          caller.kind,
+          caller.sentinelName,
+          caller.packageName,
+          caller.firstSeenMs,
+        ],
       });
       return rows[0].connection_id;
     } catch (error) {

@@ -32,19 +32,45 @@ async function query<R extends pg.QueryResultRow>(db: Queryable, text: string, v
 
 // ---- package logs ----
 
-type PackageLogRow = { id: number; sentinel_name: string; package_name: string; level: PackageLogEntry['level']; message: string; logged_ms: number };
+type PackageLogRow = {
+  id: number;
+  sentinel_name: string;
+  package_name: string;
+  level: PackageLogEntry['level'];
+  message: string;
+  logged_ms: number;
+};
 const entryOf = (r: PackageLogRow): PackageLogEntry => ({
-  id: r.id, sentinelName: r.sentinel_name, packageName: r.package_name, level: r.level, message: r.message, loggedMs: r.logged_ms,
+  id: r.id,
+  sentinelName: r.sentinel_name,
+  packageName: r.package_name,
+  level: r.level,
+  message: r.message,
+  loggedMs: r.logged_ms,
 });
 
 export class PostgresPackageLogStore implements PackageLogStore {
   readonly #writes: GroupCommit<Omit<PackageLogEntry, 'id'>, number>;
 
-  constructor(private readonly pool: pg.Pool, log: PostgresLog, announce?: (client: pg.PoolClient) => Promise<void>) {
+  constructor(
+    private readonly pool: pg.Pool,
+    log: PostgresLog,
+    announce?: (client: pg.PoolClient) => Promise<void>,
+  ) {
     this.#writes = new GroupCommit({
-      pool, log,
-      write: (client, entries) => appendPackageLogs(client, entries.map((e) => ({
-        sentinel_name: e.sentinelName, package_name: e.packageName, level: e.level, message: e.message, logged_ms: e.loggedMs }))),
+      pool,
+      log,
+      write: (client, entries) =>
+        appendPackageLogs(
+          client,
+          entries.map((e) => ({
+            sentinel_name: e.sentinelName,
+            package_name: e.packageName,
+            level: e.level,
+            message: e.message,
+            logged_ms: e.loggedMs,
+          })),
+        ),
       afterCommit: announce && ((client) => announce(client)),
     });
   }
@@ -68,16 +94,28 @@ export class PostgresPackageLogStore implements PackageLogStore {
     values.push(q.limit);
     const filter = where.length > 0 ? `where ${where.join(' and ')}` : '';
     if (q.afterId !== undefined) {
-      return (await query<PackageLogRow>(this.pool, `select * from package_logs ${filter} order by id limit $${values.length}`, values)).map(entryOf);
+      return (
+        await query<PackageLogRow>(
+          this.pool,
+          `select * from package_logs ${filter} order by id limit $${values.length}`,
+          values,
+        )
+      ).map(entryOf);
     }
-    const rows = await query<PackageLogRow>(this.pool, `select * from package_logs ${filter} order by id desc limit $${values.length}`, values);
+    const rows = await query<PackageLogRow>(
+      this.pool,
+      `select * from package_logs ${filter} order by id desc limit $${values.length}`,
+      values,
+    );
     return rows.reverse().map(entryOf);
   }
 
   async trim(keep: number): Promise<number> {
     try {
       const result = await this.pool.query(
-        'delete from package_logs where id <= (select id from package_logs order by id desc limit 1 offset $1)', [keep]);
+        'delete from package_logs where id <= (select id from package_logs order by id desc limit 1 offset $1)',
+        [keep],
+      );
       return result.rowCount ?? 0;
     } catch (error) {
       throw storeError(error);
@@ -91,20 +129,29 @@ export class PostgresDescriptorStore implements DescriptorStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async save({ sentinelName, packageName }: InstanceKey, descriptor: string, now: number): Promise<void> {
-    await query(this.pool, `insert into package_descriptors (sentinel_name, package_name, descriptor, declared_ms) values ($1, $2, $3, $4)
+    await query(
+      this.pool,
+      `insert into package_descriptors (sentinel_name, package_name, descriptor, declared_ms) values ($1, $2, $3, $4)
       on conflict (sentinel_name, package_name) do update set descriptor = excluded.descriptor, declared_ms = excluded.declared_ms`,
-    [sentinelName, packageName, descriptor, now]);
+      [sentinelName, packageName, descriptor, now],
+    );
   }
 
   async find({ sentinelName, packageName }: InstanceKey): Promise<string | undefined> {
-    const rows = await query<{ descriptor: string }>(this.pool,
-      'select descriptor from package_descriptors where sentinel_name = $1 and package_name = $2', [sentinelName, packageName]);
+    const rows = await query<{ descriptor: string }>(
+      this.pool,
+      'select descriptor from package_descriptors where sentinel_name = $1 and package_name = $2',
+      [sentinelName, packageName],
+    );
     return rows[0]?.descriptor;
   }
 
   all(): Promise<(InstanceKey & { descriptor: string })[]> {
-    return query(this.pool, `select sentinel_name as "sentinelName", package_name as "packageName", descriptor
-      from package_descriptors order by sentinel_name, package_name`);
+    return query(
+      this.pool,
+      `select sentinel_name as "sentinelName", package_name as "packageName", descriptor
+      from package_descriptors order by sentinel_name, package_name`,
+    );
   }
 }
 
@@ -114,11 +161,17 @@ export class PostgresHubSettingStore implements HubSettingStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async license(): Promise<string | undefined> {
-    return (await query<{ value: string }>(this.pool, 'select value from hub_settings where key = $1', [LICENSE_KEY]))[0]?.value;
+    return (
+      await query<{ value: string }>(this.pool, 'select value from hub_settings where key = $1', [LICENSE_KEY])
+    )[0]?.value;
   }
 
   async setLicense(text: string): Promise<void> {
-    await query(this.pool, 'insert into hub_settings (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value', [LICENSE_KEY, text]);
+    await query(
+      this.pool,
+      'insert into hub_settings (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value',
+      [LICENSE_KEY, text],
+    );
   }
 }
 
@@ -132,40 +185,88 @@ export class PostgresActivityStore implements ActivityStore {
 
   /** One repeatable-read snapshot (it takes no write lock on PostgreSQL, unlike SQLite). */
   instances(): Promise<InstanceActivity> {
-    return transaction(this.pool, async (client) => {
-      const stateObjects = await client.query<InstanceKey & { n: number }>(`select sentinel_name as "sentinelName", package_name as "packageName",
+    return transaction(
+      this.pool,
+      async (client) => {
+        const stateObjects = await client.query<
+          InstanceKey & { n: number }
+        >(`select sentinel_name as "sentinelName", package_name as "packageName",
         count(*) as n from state_objects where not is_deleted group by sentinel_name, package_name`);
-      const subscriptions = await client.query<{ id: string; kind: string; read_message_id: number; last_active_ms: number; connection_id: string;
-        friendly_name: string; caller_kind: string; sentinel_name: string; package_name: string }>(
-        `select s.id, s.kind, s.read_message_id, s.last_active_ms, c.connection_id, c.friendly_name, c.kind as caller_kind, c.sentinel_name, c.package_name
-         from subscriptions s join callers c on c.connection_id = s.owner_connection_id`);
-      const joined = (await client.query<{ subscription_id: string; group_name: string; joined_after: number }>(
-        'select subscription_id, group_name, joined_after from message_group_members')).rows;
-      const configured = (await client.query<{ sentinel_name: string; instance_name: string; group_name: string }>(
-        'select sentinel_name, instance_name, group_name from package_instance_groups')).rows;
-      const head = (await client.query<{ seq: number }>(`select seq from log_heads where log = 'messages'`)).rows[0].seq;
-      const log: SentMessage[] = (await client.query<{ id: number; scope: number; args: string; sender_connection_id: string }>(
-        'select id, scope, args, sender_connection_id from messages where id > $1 order by id', [Math.max(0, head - COUNTED_LOG_ENTRIES)])).rows
-        .map((m) => ({ id: m.id, scope: m.scope, args: JSON.parse(m.args) as string[], senderConnectionId: m.sender_connection_id }));
-      const result = new Map<string, InstanceKey & { queued: number; lastActiveMs: number }>();
-      for (const s of subscriptions.rows) {
-        const key = `${s.sentinel_name}\u0000${s.package_name}`;
-        let entry = result.get(key);
-        if (!entry) result.set(key, (entry = { sentinelName: s.sentinel_name, packageName: s.package_name, queued: 0, lastActiveMs: 0 }));
-        entry.lastActiveMs = Math.max(entry.lastActiveMs, s.last_active_ms);
-        if (s.kind !== 'messages') continue;
-        const isPackage = s.caller_kind === 'package';
-        const groups = new Map<string, number>();
-        if (isPackage) for (const g of configured) if (g.sentinel_name === s.sentinel_name && g.instance_name === s.package_name) groups.set(g.group_name, 0);
-        for (const g of joined) if (g.subscription_id === s.id && !groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
-        const to: MessageAddresses = { connectionId: s.connection_id, friendlyName: s.friendly_name, isPackage, sentinelName: s.sentinel_name, packageName: s.package_name, groups };
-        entry.queued += log.filter((m) => m.id > s.read_message_id && isAddressedTo(m, to)).length;
-      }
-      const lastLogs = await client.query<InstanceActivity['lastLogs'][number]>(`select sentinel_name as "sentinelName", package_name as "packageName",
+        const subscriptions = await client.query<{
+          id: string;
+          kind: string;
+          read_message_id: number;
+          last_active_ms: number;
+          connection_id: string;
+          friendly_name: string;
+          caller_kind: string;
+          sentinel_name: string;
+          package_name: string;
+        }>(
+          `select s.id, s.kind, s.read_message_id, s.last_active_ms, c.connection_id, c.friendly_name, c.kind as caller_kind, c.sentinel_name, c.package_name
+         from subscriptions s join callers c on c.connection_id = s.owner_connection_id`,
+        );
+        const joined = (
+          await client.query<{ subscription_id: string; group_name: string; joined_after: number }>(
+            'select subscription_id, group_name, joined_after from message_group_members',
+          )
+        ).rows;
+        const configured = (
+          await client.query<{ sentinel_name: string; instance_name: string; group_name: string }>(
+            'select sentinel_name, instance_name, group_name from package_instance_groups',
+          )
+        ).rows;
+        const head = (await client.query<{ seq: number }>(`select seq from log_heads where log = 'messages'`)).rows[0]
+          .seq;
+        const log: SentMessage[] = (
+          await client.query<{ id: number; scope: number; args: string; sender_connection_id: string }>(
+            'select id, scope, args, sender_connection_id from messages where id > $1 order by id',
+            [Math.max(0, head - COUNTED_LOG_ENTRIES)],
+          )
+        ).rows.map((m) => ({
+          id: m.id,
+          scope: m.scope,
+          args: JSON.parse(m.args) as string[],
+          senderConnectionId: m.sender_connection_id,
+        }));
+        const result = new Map<string, InstanceKey & { queued: number; lastActiveMs: number }>();
+        for (const s of subscriptions.rows) {
+          const key = `${s.sentinel_name}\u0000${s.package_name}`;
+          let entry = result.get(key);
+          if (!entry)
+            result.set(
+              key,
+              (entry = { sentinelName: s.sentinel_name, packageName: s.package_name, queued: 0, lastActiveMs: 0 }),
+            );
+          entry.lastActiveMs = Math.max(entry.lastActiveMs, s.last_active_ms);
+          if (s.kind !== 'messages') continue;
+          const isPackage = s.caller_kind === 'package';
+          const groups = new Map<string, number>();
+          if (isPackage)
+            for (const g of configured)
+              if (g.sentinel_name === s.sentinel_name && g.instance_name === s.package_name)
+                groups.set(g.group_name, 0);
+          for (const g of joined)
+            if (g.subscription_id === s.id && !groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
+          const to: MessageAddresses = {
+            connectionId: s.connection_id,
+            friendlyName: s.friendly_name,
+            isPackage,
+            sentinelName: s.sentinel_name,
+            packageName: s.package_name,
+            groups,
+          };
+          entry.queued += log.filter((m) => m.id > s.read_message_id && isAddressedTo(m, to)).length;
+        }
+        const lastLogs = await client.query<
+          InstanceActivity['lastLogs'][number]
+        >(`select sentinel_name as "sentinelName", package_name as "packageName",
         level, message, logged_ms as "loggedMs" from package_logs
         where id in (select max(id) from package_logs group by sentinel_name, package_name)`);
-      return { stateObjects: stateObjects.rows, subscriptions: [...result.values()], lastLogs: lastLogs.rows };
-    }, { isolation: 'repeatable read' });
+        return { stateObjects: stateObjects.rows, subscriptions: [...result.values()], lastLogs: lastLogs.rows };
+      },
+      { isolation: 'repeatable read' },
+    );
   }
 }
 
@@ -179,7 +280,8 @@ export class PostgresConfigurationStore implements ConfigurationStore {
   applied(version: ConfigurationVersion, config: HubConfiguration, options: { unlessNewest: boolean }): Promise<void> {
     return transaction(this.pool, async (client) => {
       const latest = options.unlessNewest
-        ? (await client.query<{ text: string }>('select text from configuration_versions order by id desc limit 1')).rows[0]
+        ? (await client.query<{ text: string }>('select text from configuration_versions order by id desc limit 1'))
+            .rows[0]
         : undefined;
       if (latest?.text !== version.text) await recordVersion(client, version);
       await replaceInstanceGroups(client, config);
@@ -203,8 +305,11 @@ export class PostgresConfigurationStore implements ConfigurationStore {
 }
 
 async function recordVersion(client: pg.PoolClient, version: ConfigurationVersion): Promise<number> {
-  const { rows } = await client.query<{ id: number }>(`insert into configuration_versions (written_at, written_by, reason, applied, text)
-    values ($1, $2, $3, $4, $5) returning id`, [new Date().toISOString(), version.writtenBy, version.reason, version.applied, version.text]);
+  const { rows } = await client.query<{ id: number }>(
+    `insert into configuration_versions (written_at, written_by, reason, applied, text)
+    values ($1, $2, $3, $4, $5) returning id`,
+    [new Date().toISOString(), version.writtenBy, version.reason, version.applied, version.text],
+  );
   await client.query('delete from configuration_versions where id <= $1', [rows[0].id - CONFIGURATION_VERSIONS_KEPT]);
   return rows[0].id;
 }
@@ -213,18 +318,40 @@ async function replaceInstanceGroups(client: pg.PoolClient, config: HubConfigura
   await client.query('delete from package_instance_groups');
   const rows = config.sentinels.flatMap((s) => s.packages.flatMap((p) => p.groups.map((g) => [s.name, p.name, g])));
   if (rows.length === 0) return;
-  await client.query(`insert into package_instance_groups (sentinel_name, instance_name, group_name)
+  await client.query(
+    `insert into package_instance_groups (sentinel_name, instance_name, group_name)
     select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
-  [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])]);
+    [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+  );
 }
 
 // ---- the repository's catalogue ----
 
-type RepositoryRow = { name: string; version: string; description: string; author: string; file_name: string; size: number;
-  sha256: string; uploaded_ms: number; settings: string; icon: Buffer | null; xsds: string };
+type RepositoryRow = {
+  name: string;
+  version: string;
+  description: string;
+  author: string;
+  file_name: string;
+  size: number;
+  sha256: string;
+  uploaded_ms: number;
+  settings: string;
+  icon: Buffer | null;
+  xsds: string;
+};
 const packageOf = (r: RepositoryRow): RepositoryPackage => ({
-  name: r.name, version: r.version, description: r.description, author: r.author, fileName: r.file_name, size: r.size,
-  sha256: r.sha256, uploadedMs: r.uploaded_ms, settings: r.settings, icon: r.icon, xsds: r.xsds,
+  name: r.name,
+  version: r.version,
+  description: r.description,
+  author: r.author,
+  fileName: r.file_name,
+  size: r.size,
+  sha256: r.sha256,
+  uploadedMs: r.uploaded_ms,
+  settings: r.settings,
+  icon: r.icon,
+  xsds: r.xsds,
 });
 
 /** The archive `sha256` when, inside the same transaction, no package names it any more. */
@@ -248,34 +375,63 @@ export class PostgresRepositoryStore implements RepositoryStore {
 
   replace(p: RepositoryPackage): Promise<RepositoryChange> {
     return transaction(this.pool, async (client) => {
-      const previous = (await client.query<{ sha256: string }>('select sha256 from repository_packages where name = $1 for update', [p.name])).rows[0];
-      await client.query(`insert into repository_packages (name, version, description, author, file_name, size, sha256, uploaded_ms, settings, icon, xsds)
+      const previous = (
+        await client.query<{ sha256: string }>('select sha256 from repository_packages where name = $1 for update', [
+          p.name,
+        ])
+      ).rows[0];
+      await client.query(
+        `insert into repository_packages (name, version, description, author, file_name, size, sha256, uploaded_ms, settings, icon, xsds)
         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
         on conflict (name) do update set version = excluded.version, description = excluded.description, author = excluded.author,
           file_name = excluded.file_name, size = excluded.size, sha256 = excluded.sha256, uploaded_ms = excluded.uploaded_ms,
           settings = excluded.settings, icon = excluded.icon, xsds = excluded.xsds`,
-      [p.name, p.version, p.description, p.author, p.fileName, p.size, p.sha256, p.uploadedMs, p.settings, p.icon, p.xsds]);
+        [
+          p.name,
+          p.version,
+          p.description,
+          p.author,
+          p.fileName,
+          p.size,
+          p.sha256,
+          p.uploadedMs,
+          p.settings,
+          p.icon,
+          p.xsds,
+        ],
+      );
       return { unusedArchive: await unusedArchive(client, previous?.sha256) };
     });
   }
 
   rename(name: string, newName: string): Promise<'renamed' | 'missing' | 'taken'> {
     return transaction(this.pool, async (client) => {
-      if ((await client.query('select 1 from repository_packages where name = $1 for update', [name])).rows.length === 0) return 'missing';
+      if (
+        (await client.query('select 1 from repository_packages where name = $1 for update', [name])).rows.length === 0
+      )
+        return 'missing';
       if (name === newName) return 'renamed';
       // The unique name decides between two processes renaming to the same name at once.
-      const moved = await client.query(`update repository_packages set name = $2 where name = $1
-        and not exists (select 1 from repository_packages where name = $2)`, [name, newName]).catch((error: unknown) => {
-        if ((error as { code?: string }).code === '23505') return { rowCount: 0 };
-        throw error;
-      });
+      const moved = await client
+        .query(
+          `update repository_packages set name = $2 where name = $1
+        and not exists (select 1 from repository_packages where name = $2)`,
+          [name, newName],
+        )
+        .catch((error: unknown) => {
+          if ((error as { code?: string }).code === '23505') return { rowCount: 0 };
+          throw error;
+        });
       return (moved.rowCount ?? 0) > 0 ? 'renamed' : 'taken';
     });
   }
 
   remove(name: string): Promise<RepositoryChange | undefined> {
     return transaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ sha256: string }>('delete from repository_packages where name = $1 returning sha256', [name]);
+      const { rows } = await client.query<{ sha256: string }>(
+        'delete from repository_packages where name = $1 returning sha256',
+        [name],
+      );
       if (rows.length === 0) return undefined;
       return { unusedArchive: await unusedArchive(client, rows[0].sha256) };
     });

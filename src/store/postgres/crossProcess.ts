@@ -40,14 +40,27 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
   const { announce } = options;
   const pool = createPool({ ...options, role: 'tail', max: 2 });
   const tail = new TailReader({
-    db: pool, log: options.log, fallbackMs: options.fallbackMs,
+    db: pool,
+    log: options.log,
+    fallbackMs: options.fallbackMs,
     handlers: {
       stateObjects: (rows) => {
-        for (const r of rows) announce.stateObjectChanged({ sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type });
+        for (const r of rows)
+          announce.stateObjectChanged({
+            sentinelName: r.sentinel_name,
+            packageName: r.package_name,
+            name: r.name,
+            type: r.type,
+          });
       },
       messages: (rows) => {
         for (const r of rows) {
-          announce.messageSent({ id: r.id, scope: r.scope, args: r.scope <= 3 ? (JSON.parse(r.args) as string[]) : [], senderConnectionId: r.sender_connection_id });
+          announce.messageSent({
+            id: r.id,
+            scope: r.scope,
+            args: r.scope <= 3 ? (JSON.parse(r.args) as string[]) : [],
+            senderConnectionId: r.sender_connection_id,
+          });
         }
       },
       packageLogs: (rows) => {
@@ -77,7 +90,7 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
 export function registerCrossProcessMetrics(registry: Registry, feed: CrossProcessWakeUps): void {
   new Gauge({
     name: 'hub_postgres_listener_up',
-    help: '1 while this process listens for other processes\' commits (LISTEN hub), 0 while it reconnects',
+    help: "1 while this process listens for other processes' commits (LISTEN hub), 0 while it reconnects",
     registers: [registry],
     collect() {
       this.set(feed.listener.connected ? 1 : 0);
@@ -93,7 +106,7 @@ export function registerCrossProcessMetrics(registry: Registry, feed: CrossProce
   });
   new Gauge({
     name: 'hub_postgres_tail_reads',
-    help: 'Reads of the logs above this process\'s cursors (on a notification, the fallback timer or a reconnection)',
+    help: "Reads of the logs above this process's cursors (on a notification, the fallback timer or a reconnection)",
     registers: [registry],
     collect() {
       this.set(feed.tail.reads);

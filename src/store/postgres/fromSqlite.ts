@@ -36,38 +36,192 @@ type Row = Record<string, unknown>;
 
 /** Per table: its columns in PostgreSQL, and how a SQLite row becomes their values. */
 const TABLES: { table: string; from: string; columns: string[]; values(row: Row): unknown[] }[] = [
-  { table: 'hub_settings', from: 'select * from hub_settings', columns: ['key', 'value'], values: (r) => [r.key, r.value] },
-  { table: 'package_instance_groups', from: 'select * from package_instance_groups', columns: ['sentinel_name', 'instance_name', 'group_name'],
-    values: (r) => [r.sentinel_name, r.instance_name, r.group_name] },
-  { table: 'configuration_versions', from: 'select * from configuration_versions order by id', columns: ['id', 'written_at', 'written_by', 'reason', 'applied', 'text'],
-    values: (r) => [r.id, r.written_at, r.written_by, r.reason, r.applied === 1, r.text] },
-  { table: 'callers', from: 'select * from callers', columns: ['connection_id', 'friendly_name', 'kind', 'sentinel_name', 'package_name', 'first_seen_ms'],
-    values: (r) => [r.connection_id, r.friendly_name, r.kind, r.sentinel_name, r.package_name, r.first_seen_ms] },
-  { table: 'state_objects', from: 'select * from state_objects order by seq',
-    columns: ['sentinel_name', 'package_name', 'name', 'type', 'value', 'metadatas', 'last_update_ms', 'lifetime_s', 'expires_at_ms', 'expiry_announced', 'seq', 'is_deleted'],
-    values: (r) => [r.sentinel_name, r.package_name, r.name, r.type, r.value, r.metadatas, r.last_update_ms, r.lifetime_s, r.expires_at_ms,
-      r.expiry_announced === 1, r.seq, r.is_deleted === 1] },
-  { table: 'subscriptions', from: 'select * from subscriptions',
-    columns: ['id', 'kind', 'owner_connection_id', 'credential_name', 'created_ms', 'last_active_ms', 'read_message_id'],
-    values: (r) => [r.id, r.kind, r.owner_connection_id, r.credential_name, r.created_ms, r.last_active_ms, r.read_message_id] },
-  { table: 'state_object_filters', from: 'select * from state_object_filters order by id',
-    columns: ['id', 'subscription_id', 'sentinel_pattern', 'package_pattern', 'name_pattern', 'type_pattern', 'exact_name', 'read_seq', 'created_seq'],
-    values: (r) => [r.id, r.subscription_id, fromGlob(r.sentinel_glob as string), fromGlob(r.package_glob as string), fromGlob(r.name_glob as string),
-      fromGlob(r.type_glob as string), r.exact_name, r.read_seq, r.created_seq] },
-  { table: 'message_group_members', from: 'select * from message_group_members', columns: ['subscription_id', 'group_name', 'joined_after'],
-    values: (r) => [r.subscription_id, r.group_name, r.joined_after] },
-  { table: 'messages', from: 'select * from messages order by id',
-    columns: ['id', 'sender_connection_id', 'sender_type', 'sender_friendly_name', 'scope', 'args', 'saga_id', 'key', 'data', 'sent_ms'],
-    values: (r) => [r.id, r.sender_connection_id, r.sender_type, r.sender_friendly_name, r.scope, r.args, r.saga_id, r.key, r.data, r.sent_ms] },
-  { table: 'saga_requests', from: 'select * from saga_requests', columns: ['connection_id', 'saga_id', 'received_ms'],
-    values: (r) => [r.connection_id, r.saga_id, r.received_ms] },
-  { table: 'package_logs', from: 'select * from package_logs order by id', columns: ['id', 'sentinel_name', 'package_name', 'level', 'message', 'logged_ms'],
-    values: (r) => [r.id, r.sentinel_name, r.package_name, r.level, r.message, r.logged_ms] },
-  { table: 'package_descriptors', from: 'select * from package_descriptors', columns: ['sentinel_name', 'package_name', 'descriptor', 'declared_ms'],
-    values: (r) => [r.sentinel_name, r.package_name, r.descriptor, r.declared_ms] },
-  { table: 'repository_packages', from: 'select * from repository_packages',
-    columns: ['name', 'version', 'description', 'author', 'file_name', 'size', 'sha256', 'uploaded_ms', 'settings', 'icon', 'xsds'],
-    values: (r) => [r.name, r.version, r.description, r.author, r.file_name, r.size, r.sha256, r.uploaded_ms, r.settings, r.icon, r.xsds] },
+  {
+    table: 'hub_settings',
+    from: 'select * from hub_settings',
+    columns: ['key', 'value'],
+    values: (r) => [r.key, r.value],
+  },
+  {
+    table: 'package_instance_groups',
+    from: 'select * from package_instance_groups',
+    columns: ['sentinel_name', 'instance_name', 'group_name'],
+    values: (r) => [r.sentinel_name, r.instance_name, r.group_name],
+  },
+  {
+    table: 'configuration_versions',
+    from: 'select * from configuration_versions order by id',
+    columns: ['id', 'written_at', 'written_by', 'reason', 'applied', 'text'],
+    values: (r) => [r.id, r.written_at, r.written_by, r.reason, r.applied === 1, r.text],
+  },
+  {
+    table: 'callers',
+    from: 'select * from callers',
+    columns: ['connection_id', 'friendly_name', 'kind', 'sentinel_name', 'package_name', 'first_seen_ms'],
+    values: (r) => [r.connection_id, r.friendly_name, r.kind, r.sentinel_name, r.package_name, r.first_seen_ms],
+  },
+  {
+    table: 'state_objects',
+    from: 'select * from state_objects order by seq',
+    columns: [
+      'sentinel_name',
+      'package_name',
+      'name',
+      'type',
+      'value',
+      'metadatas',
+      'last_update_ms',
+      'lifetime_s',
+      'expires_at_ms',
+      'expiry_announced',
+      'seq',
+      'is_deleted',
+    ],
+    values: (r) => [
+      r.sentinel_name,
+      r.package_name,
+      r.name,
+      r.type,
+      r.value,
+      r.metadatas,
+      r.last_update_ms,
+      r.lifetime_s,
+      r.expires_at_ms,
+      r.expiry_announced === 1,
+      r.seq,
+      r.is_deleted === 1,
+    ],
+  },
+  {
+    table: 'subscriptions',
+    from: 'select * from subscriptions',
+    columns: [
+      'id',
+      'kind',
+      'owner_connection_id',
+      'credential_name',
+      'created_ms',
+      'last_active_ms',
+      'read_message_id',
+    ],
+    values: (r) => [
+      r.id,
+      r.kind,
+      r.owner_connection_id,
+      r.credential_name,
+      r.created_ms,
+      r.last_active_ms,
+      r.read_message_id,
+    ],
+  },
+  {
+    table: 'state_object_filters',
+    from: 'select * from state_object_filters order by id',
+    columns: [
+      'id',
+      'subscription_id',
+      'sentinel_pattern',
+      'package_pattern',
+      'name_pattern',
+      'type_pattern',
+      'exact_name',
+      'read_seq',
+      'created_seq',
+    ],
+    values: (r) => [
+      r.id,
+      r.subscription_id,
+      fromGlob(r.sentinel_glob as string),
+      fromGlob(r.package_glob as string),
+      fromGlob(r.name_glob as string),
+      fromGlob(r.type_glob as string),
+      r.exact_name,
+      r.read_seq,
+      r.created_seq,
+    ],
+  },
+  {
+    table: 'message_group_members',
+    from: 'select * from message_group_members',
+    columns: ['subscription_id', 'group_name', 'joined_after'],
+    values: (r) => [r.subscription_id, r.group_name, r.joined_after],
+  },
+  {
+    table: 'messages',
+    from: 'select * from messages order by id',
+    columns: [
+      'id',
+      'sender_connection_id',
+      'sender_type',
+      'sender_friendly_name',
+      'scope',
+      'args',
+      'saga_id',
+      'key',
+      'data',
+      'sent_ms',
+    ],
+    values: (r) => [
+      r.id,
+      r.sender_connection_id,
+      r.sender_type,
+      r.sender_friendly_name,
+      r.scope,
+      r.args,
+      r.saga_id,
+      r.key,
+      r.data,
+      r.sent_ms,
+    ],
+  },
+  {
+    table: 'saga_requests',
+    from: 'select * from saga_requests',
+    columns: ['connection_id', 'saga_id', 'received_ms'],
+    values: (r) => [r.connection_id, r.saga_id, r.received_ms],
+  },
+  {
+    table: 'package_logs',
+    from: 'select * from package_logs order by id',
+    columns: ['id', 'sentinel_name', 'package_name', 'level', 'message', 'logged_ms'],
+    values: (r) => [r.id, r.sentinel_name, r.package_name, r.level, r.message, r.logged_ms],
+  },
+  {
+    table: 'package_descriptors',
+    from: 'select * from package_descriptors',
+    columns: ['sentinel_name', 'package_name', 'descriptor', 'declared_ms'],
+    values: (r) => [r.sentinel_name, r.package_name, r.descriptor, r.declared_ms],
+  },
+  {
+    table: 'repository_packages',
+    from: 'select * from repository_packages',
+    columns: [
+      'name',
+      'version',
+      'description',
+      'author',
+      'file_name',
+      'size',
+      'sha256',
+      'uploaded_ms',
+      'settings',
+      'icon',
+      'xsds',
+    ],
+    values: (r) => [
+      r.name,
+      r.version,
+      r.description,
+      r.author,
+      r.file_name,
+      r.size,
+      r.sha256,
+      r.uploaded_ms,
+      r.settings,
+      r.icon,
+      r.xsds,
+    ],
+  },
 ];
 
 const CHUNK = 500;
@@ -77,15 +231,36 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
   try {
     const ran = sqlite.prepare('select name from kysely_migration').pluck().all() as string[];
     if (!ran.includes(LAST_SQLITE_MIGRATION)) {
-      throw new Error(`${options.sqliteFile} has not been brought up to date: start the hub on it once, stop it, then copy`);
+      throw new Error(
+        `${options.sqliteFile} has not been brought up to date: start the hub on it once, stop it, then copy`,
+      );
     }
-    const legacy = sqlite.prepare('select (select count(*) from state_object_changes) + (select count(*) from message_deliveries)').pluck().get() as number;
+    const legacy = sqlite
+      .prepare('select (select count(*) from state_object_changes) + (select count(*) from message_deliveries)')
+      .pluck()
+      .get() as number;
     if (legacy > 0) {
-      throw new Error(`${options.sqliteFile} still holds ${legacy} deliveries from before the logs: let every subscription poll once, then copy`);
+      throw new Error(
+        `${options.sqliteFile} still holds ${legacy} deliveries from before the logs: let every subscription poll once, then copy`,
+      );
     }
-    const { db } = openPostgres({ url: options.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log: options.log, max: 1 });
+    const { db } = openPostgres({
+      url: options.url,
+      role: 'migrate',
+      sync: 'full',
+      lockWaitMs: 10_000,
+      log: options.log,
+      max: 1,
+    });
     await migratePostgres(db).finally(() => db.destroy());
-    const pool = createPool({ url: options.url, role: 'copy', sync: 'full', lockWaitMs: 10_000, log: options.log, max: 1 });
+    const pool = createPool({
+      url: options.url,
+      role: 'copy',
+      sync: 'full',
+      lockWaitMs: 10_000,
+      log: options.log,
+      max: 1,
+    });
     try {
       const client = await pool.connect();
       try {
@@ -110,7 +285,9 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
 }
 
 async function copyAll(sqlite: Sqlite.Database, client: pg.PoolClient): Promise<CopyReport> {
-  const present = await client.query<{ n: number }>(`select (select count(*) from callers) + (select count(*) from state_objects)
+  const present = await client.query<{
+    n: number;
+  }>(`select (select count(*) from callers) + (select count(*) from state_objects)
     + (select count(*) from messages) + (select count(*) from configuration_versions) + (select count(*) from package_logs)
     + (select count(*) from repository_packages) + (select coalesce(sum(seq), 0) from log_heads) as n`);
   if (present.rows[0].n > 0) throw new Error('the PostgreSQL database is not empty: copy into a new database');
@@ -132,15 +309,25 @@ async function copyAll(sqlite: Sqlite.Database, client: pg.PoolClient): Promise<
   // Numbering continues past every number in use, rows and cursors alike.
   const top = (sql: string) => (sqlite.prepare(sql).pluck().get() as number | null) ?? 0;
   const heads = {
-    state_objects: Math.max(top('select max(seq) from state_objects'), top('select max(read_seq) from state_object_filters'),
-      top('select max(created_seq) from state_object_filters')),
-    messages: Math.max(top('select max(id) from messages'), top('select max(read_message_id) from subscriptions'),
-      top('select max(joined_after) from message_group_members')),
+    state_objects: Math.max(
+      top('select max(seq) from state_objects'),
+      top('select max(read_seq) from state_object_filters'),
+      top('select max(created_seq) from state_object_filters'),
+    ),
+    messages: Math.max(
+      top('select max(id) from messages'),
+      top('select max(read_message_id) from subscriptions'),
+      top('select max(joined_after) from message_group_members'),
+    ),
     package_logs: top('select max(id) from package_logs'),
   };
-  for (const [log, seq] of Object.entries(heads)) await client.query('update log_heads set seq = $2 where log = $1', [log, seq]);
+  for (const [log, seq] of Object.entries(heads))
+    await client.query('update log_heads set seq = $2 where log = $1', [log, seq]);
   for (const table of ['configuration_versions', 'state_object_filters']) {
-    await client.query(`select setval(pg_get_serial_sequence($1, 'id'), coalesce((select max(id) from ${table}), 0) + 1, false)`, [table]);
+    await client.query(
+      `select setval(pg_get_serial_sequence($1, 'id'), coalesce((select max(id) from ${table}), 0) + 1, false)`,
+      [table],
+    );
   }
   return report;
 }

@@ -125,7 +125,9 @@ export class GroupCommit<I, R> {
           job.reject(storeError(error instanceof CommitFailed ? error.cause : error));
           if (error instanceof CommitFailed || isConnectionLost(error)) {
             broken = error;
-            jobs.slice(jobs.indexOf(job) + 1).forEach((rest) => rest.reject(storeError(error instanceof CommitFailed ? error.cause : error)));
+            jobs
+              .slice(jobs.indexOf(job) + 1)
+              .forEach((rest) => rest.reject(storeError(error instanceof CommitFailed ? error.cause : error)));
             return;
           }
         }
@@ -160,7 +162,10 @@ export class GroupCommit<I, R> {
     try {
       await this.#options.afterCommit(client, items, results);
     } catch (error) {
-      this.#options.log.warn({ err: (error as Error).message }, 'PostgreSQL group commit: the step after COMMIT failed');
+      this.#options.log.warn(
+        { err: (error as Error).message },
+        'PostgreSQL group commit: the step after COMMIT failed',
+      );
     }
   }
 }

@@ -6,7 +6,14 @@
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { PostgresCallerStore } from './callers.js';
-import { PostgresActivityStore, PostgresConfigurationStore, PostgresDescriptorStore, PostgresHubSettingStore, PostgresPackageLogStore, PostgresRepositoryStore } from './cold.js';
+import {
+  PostgresActivityStore,
+  PostgresConfigurationStore,
+  PostgresDescriptorStore,
+  PostgresHubSettingStore,
+  PostgresPackageLogStore,
+  PostgresRepositoryStore,
+} from './cold.js';
 import { notifyCommitted } from './listener.js';
 import type { MessageRetention } from './messages.js';
 import { countQueuedMessages, PostgresMessageStore } from './messages.js';
@@ -32,13 +39,33 @@ export interface PostgresHubStoreOptions {
 
 export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
   const { log } = options;
-  const { db } = openPostgres({ url: options.url, role: 'migrate', sync: options.sync, lockWaitMs: options.lockWaitMs, log, max: 1 });
+  const { db } = openPostgres({
+    url: options.url,
+    role: 'migrate',
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    log,
+    max: 1,
+  });
   await migratePostgres(db).finally(() => db.destroy());
-  const pool = createPool({ url: options.url, role: 'store', sync: options.sync, lockWaitMs: options.lockWaitMs, log, max: options.poolMax });
+  const pool = createPool({
+    url: options.url,
+    role: 'store',
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    log,
+    max: options.poolMax,
+  });
   const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client);
   return {
     stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed }),
-    messages: new PostgresMessageStore({ pool, log, retention: options.messageRetention, announce, committed: options.committed }),
+    messages: new PostgresMessageStore({
+      pool,
+      log,
+      retention: options.messageRetention,
+      announce,
+      committed: options.committed,
+    }),
     subscriptions: new PostgresSubscriptionStore(pool, options.maxSubscriptionsPerCredential),
     packageLogs: new PostgresPackageLogStore(pool, log, announce),
     callers: new PostgresCallerStore(pool),

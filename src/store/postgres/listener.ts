@@ -100,7 +100,10 @@ export class PostgresListener {
         const silent = new Promise<string>((resolve) => {
           heartbeat = setInterval(() => {
             const timeout = setTimeout(() => resolve('heartbeat unanswered'), o.heartbeatTimeoutMs ?? 2_000);
-            client.query('select 1').then(() => clearTimeout(timeout), () => clearTimeout(timeout));
+            client.query('select 1').then(
+              () => clearTimeout(timeout),
+              () => clearTimeout(timeout),
+            );
           }, o.heartbeatMs ?? 5_000);
         });
         const why = await Promise.race([lost, silent]);
@@ -109,7 +112,10 @@ export class PostgresListener {
         o.log.warn({ role: o.role ?? 'listen', why }, 'PostgreSQL listening connection lost: reconnecting');
       } catch (error) {
         if (this.#stopped) break;
-        o.log.warn({ role: o.role ?? 'listen', err: (error as Error).message, attempt: failures + 1 }, 'PostgreSQL listening connection failed');
+        o.log.warn(
+          { role: o.role ?? 'listen', err: (error as Error).message, attempt: failures + 1 },
+          'PostgreSQL listening connection failed',
+        );
       } finally {
         clearInterval(heartbeat);
         this.#client = undefined;
@@ -135,6 +141,10 @@ export class PostgresListener {
 }
 
 /** Rings the doorbell: one NOTIFY on its own (autocommit), after the commit it announces. */
-export async function notifyCommitted(client: { query(text: string, values: unknown[]): Promise<unknown> }, payload = '', channel = HUB_CHANNEL): Promise<void> {
+export async function notifyCommitted(
+  client: { query(text: string, values: unknown[]): Promise<unknown> },
+  payload = '',
+  channel = HUB_CHANNEL,
+): Promise<void> {
   await client.query('select pg_notify($1, $2)', [channel, payload]);
 }

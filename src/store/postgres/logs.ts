@@ -73,8 +73,18 @@ export async function appendMessages(client: Queryable, rows: readonly NewMessag
   const result = await client.query<{ id: number }>({
     name: 'hub_append_messages',
     text: APPEND_MESSAGES,
-    values: [rows.length, column(rows, 'sender_connection_id'), column(rows, 'sender_type'), column(rows, 'sender_friendly_name'),
-      column(rows, 'scope'), column(rows, 'args'), column(rows, 'saga_id'), column(rows, 'key'), column(rows, 'data'), column(rows, 'sent_ms')],
+    values: [
+      rows.length,
+      column(rows, 'sender_connection_id'),
+      column(rows, 'sender_type'),
+      column(rows, 'sender_friendly_name'),
+      column(rows, 'scope'),
+      column(rows, 'args'),
+      column(rows, 'saga_id'),
+      column(rows, 'key'),
+      column(rows, 'data'),
+      column(rows, 'sent_ms'),
+    ],
   });
   return result.rows.map((r) => r.id).sort((a, b) => a - b);
 }
@@ -102,8 +112,18 @@ export async function upsertStateObjects(client: Queryable, rows: readonly NewSt
   const result = await client.query<{ seq: number }>({
     name: 'hub_upsert_state_objects',
     text: UPSERT_STATE_OBJECTS,
-    values: [rows.length, column(rows, 'sentinel_name'), column(rows, 'package_name'), column(rows, 'name'), column(rows, 'type'),
-      column(rows, 'value'), column(rows, 'metadatas'), column(rows, 'last_update_ms'), column(rows, 'lifetime_s'), column(rows, 'expires_at_ms')],
+    values: [
+      rows.length,
+      column(rows, 'sentinel_name'),
+      column(rows, 'package_name'),
+      column(rows, 'name'),
+      column(rows, 'type'),
+      column(rows, 'value'),
+      column(rows, 'metadatas'),
+      column(rows, 'last_update_ms'),
+      column(rows, 'lifetime_s'),
+      column(rows, 'expires_at_ms'),
+    ],
   });
   const first = Math.min(...result.rows.map((r) => r.seq));
   return rows.map((_, i) => first + i);
@@ -122,8 +142,14 @@ export async function appendPackageLogs(client: Queryable, rows: readonly NewPac
   const result = await client.query<{ id: number }>({
     name: 'hub_append_package_logs',
     text: APPEND_PACKAGE_LOGS,
-    values: [rows.length, column(rows, 'sentinel_name'), column(rows, 'package_name'), column(rows, 'level'),
-      column(rows, 'message'), column(rows, 'logged_ms')],
+    values: [
+      rows.length,
+      column(rows, 'sentinel_name'),
+      column(rows, 'package_name'),
+      column(rows, 'level'),
+      column(rows, 'message'),
+      column(rows, 'logged_ms'),
+    ],
   });
   return result.rows.map((r) => r.id).sort((a, b) => a - b);
 }
@@ -133,7 +159,10 @@ export async function appendPackageLogs(client: Queryable, rows: readonly NewPac
  * to it is visible to a read in the same snapshot (the head commits with its rows).
  */
 export async function logHeads(client: Queryable): Promise<Record<LogName, number>> {
-  const result = await client.query<{ log: LogName; seq: number }>({ name: 'hub_log_heads', text: 'select log, seq from log_heads' });
+  const result = await client.query<{ log: LogName; seq: number }>({
+    name: 'hub_log_heads',
+    text: 'select log, seq from log_heads',
+  });
   const heads = { state_objects: 0, messages: 0, package_logs: 0 };
   for (const row of result.rows) heads[row.log] = row.seq;
   return heads;

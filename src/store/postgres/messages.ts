@@ -32,8 +32,15 @@ const COLUMNS = `id, sender_connection_id as "senderConnectionId", sender_type a
   sender_friendly_name as "senderFriendlyName", scope, args, saga_id as "sagaId", key, data, sent_ms as "sentMs"`;
 
 const rowOf = (m: NewMessage): NewMessageRow => ({
-  sender_connection_id: m.senderConnectionId, sender_type: m.senderType, sender_friendly_name: m.senderFriendlyName,
-  scope: m.scope, args: m.args, saga_id: m.sagaId, key: m.key, data: m.data, sent_ms: m.sentMs,
+  sender_connection_id: m.senderConnectionId,
+  sender_type: m.senderType,
+  sender_friendly_name: m.senderFriendlyName,
+  scope: m.scope,
+  args: m.args,
+  saga_id: m.sagaId,
+  key: m.key,
+  data: m.data,
+  sent_ms: m.sentMs,
 });
 
 export interface PostgresMessageStoreOptions {
@@ -45,10 +52,20 @@ export interface PostgresMessageStoreOptions {
   committed?(commitMs: number, items: number): void;
 }
 
-type CallerRow = { connection_id: string; friendly_name: string; kind: string; sentinel_name: string; package_name: string; read_message_id: number };
+type CallerRow = {
+  connection_id: string;
+  friendly_name: string;
+  kind: string;
+  sentinel_name: string;
+  package_name: string;
+  read_message_id: number;
+};
 
 /** Inside a transaction: the subscription's caller names and groups, and its cursor. */
-export async function addressesOf(client: pg.PoolClient, subscription: string): Promise<(MessageAddresses & { readMessageId: number }) | undefined> {
+export async function addressesOf(
+  client: pg.PoolClient,
+  subscription: string,
+): Promise<(MessageAddresses & { readMessageId: number }) | undefined> {
   const { rows } = await client.query<CallerRow>({
     name: 'hub_subscription_caller',
     text: `select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
@@ -68,18 +85,28 @@ export async function addressesOf(client: pg.PoolClient, subscription: string): 
     for (const g of configured.rows) groups.set(g.group_name, 0);
   }
   const joined = await client.query<{ group_name: string; joined_after: number }>({
-    name: 'hub_joined_groups', text: 'select group_name, joined_after from message_group_members where subscription_id = $1', values: [subscription],
+    name: 'hub_joined_groups',
+    text: 'select group_name, joined_after from message_group_members where subscription_id = $1',
+    values: [subscription],
   });
   for (const g of joined.rows) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
   return {
-    connectionId: c.connection_id, friendlyName: c.friendly_name, isPackage,
-    sentinelName: c.sentinel_name, packageName: c.package_name, groups, readMessageId: c.read_message_id,
+    connectionId: c.connection_id,
+    friendlyName: c.friendly_name,
+    isPackage,
+    sentinelName: c.sentinel_name,
+    packageName: c.package_name,
+    groups,
+    readMessageId: c.read_message_id,
   };
 }
 
 /** The message log's head: the last id given (a new subscription's cursor, a joined group's start). */
 export async function messageHead(client: pg.ClientBase | pg.Pool): Promise<number> {
-  const { rows } = await client.query<{ seq: number }>({ name: 'hub_message_head', text: `select seq from log_heads where log = 'messages'` });
+  const { rows } = await client.query<{ seq: number }>({
+    name: 'hub_message_head',
+    text: `select seq from log_heads where log = 'messages'`,
+  });
   return rows[0].seq;
 }
 
@@ -114,12 +141,20 @@ export class PostgresMessageStore implements MessageStore {
     if (options.sagaReplyBy === undefined) return this.#sends.submit(message);
     const replyBy = options.sagaReplyBy;
     const id = await transaction(this.#pool, async (client) => {
-      const answered = message.sagaId !== null && ((await client.query({
-        name: 'hub_answer_saga', text: 'delete from saga_requests where connection_id = $1 and saga_id = $2', values: [replyBy, message.sagaId],
-      })).rowCount ?? 0) > 0;
+      const answered =
+        message.sagaId !== null &&
+        ((
+          await client.query({
+            name: 'hub_answer_saga',
+            text: 'delete from saga_requests where connection_id = $1 and saga_id = $2',
+            values: [replyBy, message.sagaId],
+          })
+        ).rowCount ?? 0) > 0;
       if (!answered) {
-        throw hubError('MessageNotAuthorized',
-          `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
+        throw hubError(
+          'MessageNotAuthorized',
+          `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`,
+        );
       }
       const [stored] = await appendMessages(client, [rowOf(message)]);
       await trim(client, stored, this.#retention.count);
@@ -130,55 +165,68 @@ export class PostgresMessageStore implements MessageStore {
   }
 
   take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages> {
-    return transaction(this.#pool, async (client) => {
-      const to = await addressesOf(client, subscription);
-      if (!to) return { messages: [], missed: 0 };
-      const messages: Message[] = [];
-      let missed = 0;
-      const readFrom = to.readMessageId;
-      let cursor = readFrom;
-      for (;;) {
-        const { rows } = await client.query<Message>({
-          name: 'hub_message_page', text: `select ${COLUMNS} from messages where id > $1 order by id limit ${PAGE}`, values: [cursor],
-        });
-        if (rows.length === 0) break;
-        if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
-        for (const row of rows) {
-          const logged: SentMessage = { id: row.id, scope: row.scope, args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [], senderConnectionId: row.senderConnectionId };
-          cursor = row.id;
-          if (isAddressedTo(logged, to)) {
-            messages.push(row);
-            if (limit > 0 && messages.length >= limit) break;
+    return transaction(
+      this.#pool,
+      async (client) => {
+        const to = await addressesOf(client, subscription);
+        if (!to) return { messages: [], missed: 0 };
+        const messages: Message[] = [];
+        let missed = 0;
+        const readFrom = to.readMessageId;
+        let cursor = readFrom;
+        for (;;) {
+          const { rows } = await client.query<Message>({
+            name: 'hub_message_page',
+            text: `select ${COLUMNS} from messages where id > $1 order by id limit ${PAGE}`,
+            values: [cursor],
+          });
+          if (rows.length === 0) break;
+          if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
+          for (const row of rows) {
+            const logged: SentMessage = {
+              id: row.id,
+              scope: row.scope,
+              args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [],
+              senderConnectionId: row.senderConnectionId,
+            };
+            cursor = row.id;
+            if (isAddressedTo(logged, to)) {
+              messages.push(row);
+              if (limit > 0 && messages.length >= limit) break;
+            }
           }
+          if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
         }
-        if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
-      }
-      const now = Date.now();
-      if (messages.length > 0) {
-        if (abort.aborted) throw new ClientGone();
-        await client.query({
-          name: 'hub_message_advance_touch',
-          text: 'update subscriptions set read_message_id = greatest(read_message_id, $1), last_active_ms = $2 where id = $3',
-          values: [cursor, now, subscription],
-        });
-        const sagas = messages.filter((m) => m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY).map((m) => m.sagaId as string);
-        if (sagas.length > 0) {
+        const now = Date.now();
+        if (messages.length > 0) {
+          if (abort.aborted) throw new ClientGone();
           await client.query({
-            name: 'hub_remember_sagas',
-            text: `insert into saga_requests (connection_id, saga_id, received_ms) select $1, s, $2 from unnest($3::text[]) as s
+            name: 'hub_message_advance_touch',
+            text: 'update subscriptions set read_message_id = greatest(read_message_id, $1), last_active_ms = $2 where id = $3',
+            values: [cursor, now, subscription],
+          });
+          const sagas = messages
+            .filter((m) => m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY)
+            .map((m) => m.sagaId as string);
+          if (sagas.length > 0) {
+            await client.query({
+              name: 'hub_remember_sagas',
+              text: `insert into saga_requests (connection_id, saga_id, received_ms) select $1, s, $2 from unnest($3::text[]) as s
                    on conflict (connection_id, saga_id) do update set received_ms = excluded.received_ms`,
-            values: [to.connectionId, now, [...new Set(sagas)]],
+              values: [to.connectionId, now, [...new Set(sagas)]],
+            });
+          }
+        } else if (cursor > readFrom) {
+          await client.query({
+            name: 'hub_message_advance',
+            text: 'update subscriptions set read_message_id = $1 where id = $2 and read_message_id < $1',
+            values: [cursor, subscription],
           });
         }
-      } else if (cursor > readFrom) {
-        await client.query({
-          name: 'hub_message_advance',
-          text: 'update subscriptions set read_message_id = $1 where id = $2 and read_message_id < $1',
-          values: [cursor, subscription],
-        });
-      }
-      return { messages, missed };
-    }, { isolation: 'repeatable read' });
+        return { messages, missed };
+      },
+      { isolation: 'repeatable read' },
+    );
   }
 
   /** Removes messages every subscription has read and those past the age limit, and old saga requests. */
@@ -190,8 +238,16 @@ export class PostgresMessageStore implements MessageStore {
         text: `delete from messages where id <= (select coalesce(min(read_message_id), 0) from subscriptions where kind = 'messages')
                or (not exists (select 1 from subscriptions where kind = 'messages'))`,
       });
-      const old = await client.query({ name: 'hub_message_expire', text: 'delete from messages where sent_ms < $1', values: [cutoff] });
-      await client.query({ name: 'hub_saga_forget', text: 'delete from saga_requests where received_ms < $1', values: [cutoff] });
+      const old = await client.query({
+        name: 'hub_message_expire',
+        text: 'delete from messages where sent_ms < $1',
+        values: [cutoff],
+      });
+      await client.query({
+        name: 'hub_saga_forget',
+        text: 'delete from saga_requests where received_ms < $1',
+        values: [cutoff],
+      });
       return (read.rowCount ?? 0) + (old.rowCount ?? 0);
     });
   }
@@ -211,11 +267,14 @@ export class PostgresMessageStore implements MessageStore {
 
 /** Keeps the newest `count` messages (ids are gap-free: one range delete by primary key). */
 async function trim(client: pg.PoolClient, newest: number, count: number): Promise<void> {
-  await client.query({ name: 'hub_message_trim', text: 'delete from messages where id <= $1', values: [newest - count] });
+  await client.query({
+    name: 'hub_message_trim',
+    text: 'delete from messages where id <= $1',
+    values: [newest - count],
+  });
 }
 
 export async function countQueuedMessages(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>('select count(*) as n from messages');
   return rows[0].n;
 }
-

@@ -20,7 +20,9 @@ export async function migratePostgres(db: Kysely<any>): Promise<{ applied: strin
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`PostgreSQL migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`, { cause: error });
+    throw new Error(`PostgreSQL migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`, {
+      cause: error,
+    });
   }
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }

@@ -87,11 +87,17 @@ export function createPool(options: PostgresPoolOptions): pg.Pool {
   });
   const role = options.role;
   pool.on('error', (error) => {
-    options.log.warn({ role, err: error.message, code: (error as { code?: string }).code }, 'PostgreSQL connection lost (idle)');
+    options.log.warn(
+      { role, err: error.message, code: (error as { code?: string }).code },
+      'PostgreSQL connection lost (idle)',
+    );
   });
   pool.on('connect', (client) => {
     client.on('error', (error) => {
-      options.log.warn({ role, err: error.message, code: (error as { code?: string }).code }, 'PostgreSQL connection lost');
+      options.log.warn(
+        { role, err: error.message, code: (error as { code?: string }).code },
+        'PostgreSQL connection lost',
+      );
     });
   });
   return pool;

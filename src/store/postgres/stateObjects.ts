@@ -9,7 +9,14 @@
 import type pg from 'pg';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, TakenStateObject } from '../../hub/ports/stateObjects.js';
+import type {
+  StateObject,
+  StateObjectChange,
+  StateObjectPatterns,
+  StateObjectStore,
+  StateObjectWrite,
+  TakenStateObject,
+} from '../../hub/ports/stateObjects.js';
 import { GroupCommit } from './groupCommit.js';
 import { upsertStateObjects } from './logs.js';
 import type { PostgresLog } from './pool.js';
@@ -22,7 +29,15 @@ export const toLike = (pattern: string) => pattern.replace(/[\\%_]/g, (c) => `\\
 const COLUMNS = `sentinel_name as "sentinelName", package_name as "packageName", name, type, value, metadatas,
   last_update_ms as "lastUpdateMs", lifetime_s as "lifetimeS"`;
 type StateObjectRow = StateObject & { seq: number; isDeleted: boolean };
-type FilterRow = { sentinel_like: string; package_like: string; name_like: string; type_like: string; exact_name: string | null; read_seq: number; created_seq: number };
+type FilterRow = {
+  sentinel_like: string;
+  package_like: string;
+  name_like: string;
+  type_like: string;
+  exact_name: string | null;
+  read_seq: number;
+  created_seq: number;
+};
 
 const UNREAD = `seq > $2 and seq <= $3 and sentinel_name like $4 and package_name like $5 and type like $6 and (not is_deleted or seq > $7)`;
 const READ_EXACT = `select ${COLUMNS}, seq, is_deleted as "isDeleted" from state_objects where name = $1 and ${UNREAD} order by seq`;
@@ -55,8 +70,15 @@ export class PostgresStateObjectStore implements StateObjectStore {
         const rows = writes
           .filter((w, i) => last.get(`${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`) === i)
           .map((w) => ({
-            sentinel_name: w.sentinelName, package_name: w.packageName, name: w.name, type: w.type, value: w.value,
-            metadatas: w.metadatas, last_update_ms: w.lastUpdateMs, lifetime_s: w.lifetimeS, expires_at_ms: w.expiresAtMs,
+            sentinel_name: w.sentinelName,
+            package_name: w.packageName,
+            name: w.name,
+            type: w.type,
+            value: w.value,
+            metadatas: w.metadatas,
+            last_update_ms: w.lastUpdateMs,
+            lifetime_s: w.lifetimeS,
+            expires_at_ms: w.expiresAtMs,
           }));
         await upsertStateObjects(client, rows);
         return writes.map(() => undefined);
@@ -70,7 +92,10 @@ export class PostgresStateObjectStore implements StateObjectStore {
     return this.#pushes.submit(write);
   }
 
-  async purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]> {
+  async purge(
+    producer: { sentinelName: string; packageName: string },
+    patterns: { name: string; type: string },
+  ): Promise<StateObjectChange[]> {
     const purged = await transaction(this.#pool, async (client) => {
       const head = await lockHead(client);
       const { rows } = await client.query<{ name: string; type: string }>({
@@ -93,7 +118,12 @@ export class PostgresStateObjectStore implements StateObjectStore {
       return rows;
     });
     if (purged.length > 0) await this.#ring();
-    return purged.map((k) => ({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: k.name, type: k.type }));
+    return purged.map((k) => ({
+      sentinelName: producer.sentinelName,
+      packageName: producer.packageName,
+      name: k.name,
+      type: k.type,
+    }));
   }
 
   /** Under the head's lock, so that several processes announce each expiry once. */
@@ -119,7 +149,12 @@ export class PostgresStateObjectStore implements StateObjectStore {
       return rows;
     });
     if (expired.length > 0) await this.#ring();
-    return expired.map((r) => ({ sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type }));
+    return expired.map((r) => ({
+      sentinelName: r.sentinel_name,
+      packageName: r.package_name,
+      name: r.name,
+      type: r.type,
+    }));
   }
 
   /**
@@ -128,47 +163,68 @@ export class PostgresStateObjectStore implements StateObjectStore {
    * Rejects with ClientGone, rolling back, when `abort` fired meanwhile.
    */
   take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]> {
-    return transaction(this.#pool, async (client) => {
-      const top = await headOf(client);
-      const filters = (await client.query<FilterRow>({
-        name: 'hub_take_filters',
-        text: `select sentinel_like, package_like, name_like, type_like, exact_name, read_seq, created_seq
+    return transaction(
+      this.#pool,
+      async (client) => {
+        const top = await headOf(client);
+        const filters = (
+          await client.query<FilterRow>({
+            name: 'hub_take_filters',
+            text: `select sentinel_like, package_like, name_like, type_like, exact_name, read_seq, created_seq
                from state_object_filters where subscription_id = $1 order by id`,
-        values: [subscription],
-      })).rows;
-      const found = new Map<number, StateObjectRow>();
-      for (const f of filters) {
-        if (f.read_seq >= top) continue;
-        const exact = f.exact_name !== null;
-        const { rows } = await client.query<StateObjectRow>({
-          name: exact ? 'hub_take_exact' : 'hub_take_like',
-          text: exact ? READ_EXACT : READ_LIKE,
-          values: [exact ? f.exact_name : f.name_like, f.read_seq, top, f.sentinel_like, f.package_like, f.type_like, f.created_seq],
-        });
-        for (const row of rows) found.set(row.seq, row);
-      }
-      let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
-      let readUpTo = top;
-      if (limit > 0 && rows.length > limit) {
-        rows = rows.slice(0, limit);
-        readUpTo = rows[rows.length - 1].seq;
-      }
-      if (filters.some((f) => f.read_seq < readUpTo)) {
-        await client.query({
-          name: 'hub_take_advance',
-          text: 'update state_object_filters set read_seq = $2 where subscription_id = $1 and read_seq < $2',
-          values: [subscription, readUpTo],
-        });
-      }
-      if (rows.length > 0) {
-        if (abort.aborted) throw new ClientGone();
-        await client.query({ name: 'hub_touch', text: 'update subscriptions set last_active_ms = $1 where id = $2', values: [Date.now(), subscription] });
-      }
-      return rows.map((r) => ({
-        sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type,
-        current: r.isDeleted ? undefined : r,
-      }));
-    }, { isolation: 'repeatable read' });
+            values: [subscription],
+          })
+        ).rows;
+        const found = new Map<number, StateObjectRow>();
+        for (const f of filters) {
+          if (f.read_seq >= top) continue;
+          const exact = f.exact_name !== null;
+          const { rows } = await client.query<StateObjectRow>({
+            name: exact ? 'hub_take_exact' : 'hub_take_like',
+            text: exact ? READ_EXACT : READ_LIKE,
+            values: [
+              exact ? f.exact_name : f.name_like,
+              f.read_seq,
+              top,
+              f.sentinel_like,
+              f.package_like,
+              f.type_like,
+              f.created_seq,
+            ],
+          });
+          for (const row of rows) found.set(row.seq, row);
+        }
+        let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
+        let readUpTo = top;
+        if (limit > 0 && rows.length > limit) {
+          rows = rows.slice(0, limit);
+          readUpTo = rows[rows.length - 1].seq;
+        }
+        if (filters.some((f) => f.read_seq < readUpTo)) {
+          await client.query({
+            name: 'hub_take_advance',
+            text: 'update state_object_filters set read_seq = $2 where subscription_id = $1 and read_seq < $2',
+            values: [subscription, readUpTo],
+          });
+        }
+        if (rows.length > 0) {
+          if (abort.aborted) throw new ClientGone();
+          await client.query({
+            name: 'hub_touch',
+            text: 'update subscriptions set last_active_ms = $1 where id = $2',
+            values: [Date.now(), subscription],
+          });
+        }
+        return rows.map((r) => ({
+          sentinelName: r.sentinelName,
+          packageName: r.packageName,
+          name: r.name,
+          type: r.type,
+          current: r.isDeleted ? undefined : r,
+        }));
+      },
+      { isolation: 'repeatable read' },
+    );
   }
 
   async current(patterns: StateObjectPatterns): Promise<StateObject[]> {
@@ -188,7 +244,8 @@ export class PostgresStateObjectStore implements StateObjectStore {
   async nextExpiry(): Promise<number | undefined> {
     try {
       const { rows } = await this.#pool.query<{ next: number | null }>(
-        'select min(expires_at_ms) as next from state_objects where expires_at_ms is not null and not expiry_announced');
+        'select min(expires_at_ms) as next from state_objects where expires_at_ms is not null and not expiry_announced',
+      );
       return rows[0]?.next ?? undefined;
     } catch (error) {
       throw storeError(error);
@@ -200,7 +257,9 @@ export class PostgresStateObjectStore implements StateObjectStore {
     try {
       const result = await this.#pool.query(
         `delete from state_objects where is_deleted and (seq <= (select coalesce(min(read_seq), 9007199254740991) from state_object_filters)
-         or last_update_ms < $1)`, [cutoffMs]);
+         or last_update_ms < $1)`,
+        [cutoffMs],
+      );
       return result.rowCount ?? 0;
     } catch (error) {
       throw storeError(error);
@@ -228,15 +287,24 @@ export async function countStateObjects(pool: pg.Pool): Promise<number> {
 /** The StateObject log's head, locked until COMMIT: this transaction is the log's one writer now. */
 async function lockHead(client: pg.PoolClient): Promise<number> {
   const { rows } = await client.query<{ seq: number }>({
-    name: 'hub_lock_state_head', text: `select seq from log_heads where log = 'state_objects' for update` });
+    name: 'hub_lock_state_head',
+    text: `select seq from log_heads where log = 'state_objects' for update`,
+  });
   return rows[0].seq;
 }
 
 async function moveHead(client: pg.PoolClient, seq: number): Promise<void> {
-  await client.query({ name: 'hub_move_state_head', text: `update log_heads set seq = $1 where log = 'state_objects'`, values: [seq] });
+  await client.query({
+    name: 'hub_move_state_head',
+    text: `update log_heads set seq = $1 where log = 'state_objects'`,
+    values: [seq],
+  });
 }
 
 async function headOf(client: pg.PoolClient): Promise<number> {
-  const { rows } = await client.query<{ seq: number }>({ name: 'hub_state_head', text: `select seq from log_heads where log = 'state_objects'` });
+  const { rows } = await client.query<{ seq: number }>({
+    name: 'hub_state_head',
+    text: `select seq from log_heads where log = 'state_objects'`,
+  });
   return rows[0].seq;
 }

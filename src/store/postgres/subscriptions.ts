@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { hubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
-import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
+import type {
+  ExpiredSubscription,
+  OpenedSubscription,
+  SubscriptionInterest,
+  SubscriptionKind,
+  SubscriptionOwner,
+  SubscriptionStore,
+} from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
 import { addressesOf, messageHead } from './messages.js';
 import { storeError, transaction } from './transaction.js';
@@ -19,18 +26,38 @@ const HEARTBEAT_KEY = 'heartbeat_ms';
 type SubscriptionRow = { id: string; kind: SubscriptionKind; owner_connection_id: string; credential_name: string };
 
 export class PostgresSubscriptionStore implements SubscriptionStore {
-  constructor(private readonly pool: pg.Pool, private readonly maxPerCredential: number) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly maxPerCredential: number,
+  ) {}
 
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription> {
+  openStateObjects(
+    owner: SubscriptionOwner,
+    requestedId: string | undefined,
+    filter: StateObjectPatterns,
+  ): Promise<OpenedSubscription> {
     return transaction(this.pool, async (client) => {
       const id = await this.#choose(client, owner, 'state_objects', requestedId);
-      const head = (await client.query<{ seq: number }>({ name: 'hub_state_head', text: `select seq from log_heads where log = 'state_objects'` })).rows[0].seq;
+      const head = (
+        await client.query<{ seq: number }>({
+          name: 'hub_state_head',
+          text: `select seq from log_heads where log = 'state_objects'`,
+        })
+      ).rows[0].seq;
       const added = await client.query({
         name: 'hub_add_filter',
         text: `insert into state_object_filters (subscription_id, sentinel_pattern, package_pattern, name_pattern, type_pattern, exact_name, read_seq, created_seq)
                values ($1, $2, $3, $4, $5, $6, 0, $7)
                on conflict (subscription_id, sentinel_pattern, package_pattern, name_pattern, type_pattern) do nothing`,
-        values: [id, filter.sentinel, filter.package, filter.name, filter.type, hasWildcard(filter.name) ? null : filter.name, head],
+        values: [
+          id,
+          filter.sentinel,
+          filter.package,
+          filter.name,
+          filter.type,
+          hasWildcard(filter.name) ? null : filter.name,
+          head,
+        ],
       });
       return { id, added: (added.rowCount ?? 0) > 0 };
     });
@@ -57,12 +84,25 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
       if (!row || !owns(row, owner, kind)) return undefined;
       await touch(client, id);
       if (kind === 'state_objects') {
-        const { rows } = await client.query<{ sentinel_pattern: string; package_pattern: string; name_pattern: string; type_pattern: string }>({
+        const { rows } = await client.query<{
+          sentinel_pattern: string;
+          package_pattern: string;
+          name_pattern: string;
+          type_pattern: string;
+        }>({
           name: 'hub_filter_patterns',
           text: 'select sentinel_pattern, package_pattern, name_pattern, type_pattern from state_object_filters where subscription_id = $1 order by id',
           values: [id],
         });
-        return { kind, filters: rows.map((r) => ({ sentinel: r.sentinel_pattern, package: r.package_pattern, name: r.name_pattern, type: r.type_pattern })) };
+        return {
+          kind,
+          filters: rows.map((r) => ({
+            sentinel: r.sentinel_pattern,
+            package: r.package_pattern,
+            name: r.name_pattern,
+            type: r.type_pattern,
+          })),
+        };
       }
       const addresses = await addressesOf(client, id);
       return addresses ? { kind, addresses } : undefined;
@@ -71,7 +111,11 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
 
   async touched(id: string): Promise<void> {
     try {
-      await this.pool.query({ name: 'hub_touch', text: 'update subscriptions set last_active_ms = $1 where id = $2', values: [Date.now(), id] });
+      await this.pool.query({
+        name: 'hub_touch',
+        text: 'update subscriptions set last_active_ms = $1 where id = $2',
+        values: [Date.now(), id],
+      });
     } catch (error) {
       throw storeError(error);
     }
@@ -80,10 +124,23 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   /** Under a lock on the heartbeat row: two processes starting at once discount the downtime once. */
   discountDowntime(now: number): Promise<void> {
     return transaction(this.pool, async (client) => {
-      await client.query({ name: 'hub_heartbeat_row', text: `insert into hub_settings (key, value) values ($1, $2) on conflict do nothing`, values: [HEARTBEAT_KEY, String(now)] });
-      const { rows } = await client.query<{ value: string }>({ name: 'hub_heartbeat_lock', text: 'select value from hub_settings where key = $1 for update', values: [HEARTBEAT_KEY] });
+      await client.query({
+        name: 'hub_heartbeat_row',
+        text: `insert into hub_settings (key, value) values ($1, $2) on conflict do nothing`,
+        values: [HEARTBEAT_KEY, String(now)],
+      });
+      const { rows } = await client.query<{ value: string }>({
+        name: 'hub_heartbeat_lock',
+        text: 'select value from hub_settings where key = $1 for update',
+        values: [HEARTBEAT_KEY],
+      });
       const last = Number(rows[0].value);
-      if (now > last) await client.query({ name: 'hub_discount', text: 'update subscriptions set last_active_ms = last_active_ms + $1', values: [now - last] });
+      if (now > last)
+        await client.query({
+          name: 'hub_discount',
+          text: 'update subscriptions set last_active_ms = last_active_ms + $1',
+          values: [now - last],
+        });
       await writeHeartbeat(client, now);
     });
   }
@@ -91,13 +148,23 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
     return transaction(this.pool, async (client) => {
       await writeHeartbeat(client, now);
-      const { rows } = await client.query<{ id: string; kind: string; credential_name: string; friendly_name: string | null }>({
+      const { rows } = await client.query<{
+        id: string;
+        kind: string;
+        credential_name: string;
+        friendly_name: string | null;
+      }>({
         name: 'hub_sweep_subscriptions',
         text: `delete from subscriptions s where last_active_ms < $1 and not (id = any($2::text[]))
                returning id, kind, credential_name, (select friendly_name from callers c where c.connection_id = s.owner_connection_id) as friendly_name`,
         values: [idleCutoff, keep],
       });
-      return rows.map((r) => ({ id: r.id, kind: r.kind, credentialName: r.credential_name, friendlyName: r.friendly_name ?? '' }));
+      return rows.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        credentialName: r.credential_name,
+        friendlyName: r.friendly_name ?? '',
+      }));
     });
   }
 
@@ -110,7 +177,12 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   }
 
   /** The owner's own subscription when `requestedId` is one; the same id re-created when unknown; a new id otherwise. */
-  async #choose(client: pg.PoolClient, owner: SubscriptionOwner, kind: SubscriptionKind, requestedId: string | undefined): Promise<string> {
+  async #choose(
+    client: pg.PoolClient,
+    owner: SubscriptionOwner,
+    kind: SubscriptionKind,
+    requestedId: string | undefined,
+  ): Promise<string> {
     if (requestedId) {
       const row = await selectSubscription(client, requestedId);
       if (row && owns(row, owner, kind)) {
@@ -126,9 +198,16 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
 
   /** Inserts unless the id was taken meanwhile (false); the cap is counted under the credential's lock. */
   async #insert(client: pg.PoolClient, id: string, kind: SubscriptionKind, owner: SubscriptionOwner): Promise<boolean> {
-    await client.query({ name: 'hub_credential_lock', text: `select pg_advisory_xact_lock(hashtext('hub.credential:' || $1))`, values: [owner.credentialName] });
+    await client.query({
+      name: 'hub_credential_lock',
+      text: `select pg_advisory_xact_lock(hashtext('hub.credential:' || $1))`,
+      values: [owner.credentialName],
+    });
     const { rows } = await client.query<{ n: number }>({
-      name: 'hub_count_owned', text: 'select count(*) as n from subscriptions where credential_name = $1', values: [owner.credentialName] });
+      name: 'hub_count_owned',
+      text: 'select count(*) as n from subscriptions where credential_name = $1',
+      values: [owner.credentialName],
+    });
     const owned = rows[0].n;
     if (owned >= this.maxPerCredential) {
       throw hubError('TooManySubscriptions', { credential: owner.credentialName, count: owned });
@@ -150,12 +229,19 @@ const owns = (row: SubscriptionRow, owner: SubscriptionOwner, kind: Subscription
 
 async function selectSubscription(client: pg.PoolClient, id: string): Promise<SubscriptionRow | undefined> {
   const { rows } = await client.query<SubscriptionRow>({
-    name: 'hub_select_subscription', text: 'select id, kind, owner_connection_id, credential_name from subscriptions where id = $1', values: [id] });
+    name: 'hub_select_subscription',
+    text: 'select id, kind, owner_connection_id, credential_name from subscriptions where id = $1',
+    values: [id],
+  });
   return rows[0];
 }
 
 async function touch(client: pg.PoolClient, id: string): Promise<void> {
-  await client.query({ name: 'hub_touch', text: 'update subscriptions set last_active_ms = $1 where id = $2', values: [Date.now(), id] });
+  await client.query({
+    name: 'hub_touch',
+    text: 'update subscriptions set last_active_ms = $1 where id = $2',
+    values: [Date.now(), id],
+  });
 }
 
 async function writeHeartbeat(client: pg.PoolClient | pg.Pool, now: number): Promise<void> {
@@ -167,6 +253,8 @@ async function writeHeartbeat(client: pg.PoolClient | pg.Pool, now: number): Pro
 }
 
 export async function countSubscriptions(pool: pg.Pool): Promise<{ kind: string; n: number }[]> {
-  const { rows } = await pool.query<{ kind: string; n: number }>('select kind, count(*) as n from subscriptions group by kind');
+  const { rows } = await pool.query<{ kind: string; n: number }>(
+    'select kind, count(*) as n from subscriptions group by kind',
+  );
   return rows;
 }

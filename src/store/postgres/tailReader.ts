@@ -125,7 +125,10 @@ export class TailReader {
       try {
         this.#cursors = await logHeads(this.#options.db);
       } catch (error) {
-        this.#options.log.warn({ err: (error as Error).message }, 'PostgreSQL tail reader could not read the log heads');
+        this.#options.log.warn(
+          { err: (error as Error).message },
+          'PostgreSQL tail reader could not read the log heads',
+        );
       }
       return;
     }
@@ -136,7 +139,10 @@ export class TailReader {
       await this.#readLog('package_logs', (rows) => handlers.packageLogs(rows as unknown as PackageLogKey[]));
       this.#reads += 1;
     } catch (error) {
-      this.#options.log.warn({ err: (error as Error).message }, 'PostgreSQL tail reader could not read: retrying at the next hint');
+      this.#options.log.warn(
+        { err: (error as Error).message },
+        'PostgreSQL tail reader could not read: retrying at the next hint',
+      );
     }
   }
 
@@ -145,7 +151,9 @@ export class TailReader {
     const pageSize = this.#options.pageSize ?? 1_000;
     for (;;) {
       const { rows } = await this.#options.db.query<Record<string, unknown>>({
-        name: `hub_tail_${log}`, text: READS[log], values: [cursors[log], pageSize],
+        name: `hub_tail_${log}`,
+        text: READS[log],
+        values: [cursors[log], pageSize],
       });
       if (rows.length === 0) return;
       cursors[log] = Number(rows[rows.length - 1][log === 'state_objects' ? 'seq' : 'id']);

@@ -20,7 +20,10 @@ export function isConnectionLost(error: unknown): boolean {
   if (error instanceof pg.DatabaseError) return /^(08|57P0)/.test(error.code ?? '');
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || /Connection terminated|not queryable|Connection ended|timeout exceeded when trying to connect/i.test(error.message);
+  return (
+    (typeof code === 'string' && /^E[A-Z]+$/.test(code)) ||
+    /Connection terminated|not queryable|Connection ended|timeout exceeded when trying to connect/i.test(error.message)
+  );
 }
 
 /** What the hub is told: DatabaseBusy for what a later try may cure, the error itself otherwise. */
@@ -32,7 +35,11 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
 }
 
-export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export async function transaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     let client: pg.PoolClient;
     try {

@@ -6,7 +6,11 @@ export class SqliteCallerStore implements CallerStore {
   constructor(private readonly db: Db) {}
 
   async connectionId(friendlyName: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('callers').select('connection_id').where('friendly_name', '=', friendlyName).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('callers')
+      .select('connection_id')
+      .where('friendly_name', '=', friendlyName)
+      .executeTakeFirst();
     return row?.connection_id;
   }
 
@@ -22,7 +26,9 @@ export class SqliteCallerStore implements CallerStore {
         package_name: caller.packageName,
         first_seen_ms: caller.firstSeenMs,
       })
-      .onConflict((oc) => oc.column('friendly_name').doUpdateSet((eb) => ({ friendly_name: eb.ref('excluded.friendly_name') })))
+      .onConflict((oc) =>
+        oc.column('friendly_name').doUpdateSet((eb) => ({ friendly_name: eb.ref('excluded.friendly_name') })),
+      )
       .returning('connection_id')
       .executeTakeFirstOrThrow();
     return row.connection_id;

@@ -42,10 +42,19 @@ export class SqliteConfigurationStore implements ConfigurationStore {
 async function recordConfigurationVersion(trx: Db, version: ConfigurationVersion, now = new Date()): Promise<number> {
   const row = await trx
     .insertInto('configuration_versions')
-    .values({ written_at: now.toISOString(), written_by: version.writtenBy, reason: version.reason, applied: version.applied ? 1 : 0, text: version.text })
+    .values({
+      written_at: now.toISOString(),
+      written_by: version.writtenBy,
+      reason: version.reason,
+      applied: version.applied ? 1 : 0,
+      text: version.text,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await trx.deleteFrom('configuration_versions').where('id', '<=', row.id - CONFIGURATION_VERSIONS_KEPT).execute();
+  await trx
+    .deleteFrom('configuration_versions')
+    .where('id', '<=', row.id - CONFIGURATION_VERSIONS_KEPT)
+    .execute();
   return row.id;
 }
 
@@ -56,7 +65,11 @@ async function replaceInstanceGroups(trx: Db, config: HubConfiguration): Promise
     s.packages.flatMap((p) => p.groups.map((g) => ({ sentinel_name: s.name, instance_name: p.name, group_name: g }))),
   );
   // SQLite limits the number of bound values in one statement.
-  for (let i = 0; i < rows.length; i += 300) await trx.insertInto('package_instance_groups').values(rows.slice(i, i + 300)).execute();
+  for (let i = 0; i < rows.length; i += 300)
+    await trx
+      .insertInto('package_instance_groups')
+      .values(rows.slice(i, i + 300))
+      .execute();
 }
 
 async function deleteConfigurationVersion(db: Db, id: number): Promise<void> {
@@ -64,5 +77,10 @@ async function deleteConfigurationVersion(db: Db, id: number): Promise<void> {
 }
 
 async function latestConfigurationVersion(db: Db): Promise<{ id: number; text: string } | undefined> {
-  return db.selectFrom('configuration_versions').select(['id', 'text']).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('configuration_versions')
+    .select(['id', 'text'])
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }

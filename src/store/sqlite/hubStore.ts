@@ -41,7 +41,8 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
   const { logger, committed } = options;
   const database = openDatabase(options.file, options.sync, committed && ((ms) => committed(ms)), options.lockWaitMs);
   const { db, sqlite } = database;
-  if (database.switchedToIncrementalVacuum) logger.info('database rebuilt once (VACUUM) to switch to incremental auto-vacuum');
+  if (database.switchedToIncrementalVacuum)
+    logger.info('database rebuilt once (VACUUM) to switch to incremental auto-vacuum');
   try {
     await migrateToLatest(db);
   } catch (error) {
@@ -64,7 +65,14 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     database,
     stateObjects,
     messages,
-    subscriptions: new SqliteSubscriptionStore(db, sqlite, batcher, stateObjects, messages, options.maxSubscriptionsPerCredential),
+    subscriptions: new SqliteSubscriptionStore(
+      db,
+      sqlite,
+      batcher,
+      stateObjects,
+      messages,
+      options.maxSubscriptionsPerCredential,
+    ),
     packageLogs: new SqlitePackageLogStore(db, sqlite, batcher),
     callers: new SqliteCallerStore(db),
     descriptors: new SqliteDescriptorStore(db),

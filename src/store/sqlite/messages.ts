@@ -51,8 +51,13 @@ export class SqliteMessageStore implements MessageStore {
   private readonly expire;
   private readonly backlog: LegacyDeliveries;
 
-  constructor(sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher, private readonly retention: MessageRetention) {
-    this.insert = sqlite.prepare(`insert into messages (sender_connection_id, sender_type, sender_friendly_name, scope, args, saga_id, key, data, sent_ms)
+  constructor(
+    sqlite: Sqlite.Database,
+    private readonly batcher: TransactionBatcher,
+    private readonly retention: MessageRetention,
+  ) {
+    this.insert =
+      sqlite.prepare(`insert into messages (sender_connection_id, sender_type, sender_friendly_name, scope, args, saga_id, key, data, sent_ms)
       values (@senderConnectionId, @senderType, @senderFriendlyName, @scope, @args, @sagaId, @key, @data, @sentMs)`);
     // The newest row always stays: ids continue from it after a restart, so no cursor is ever ahead of the log.
     this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
@@ -60,11 +65,18 @@ export class SqliteMessageStore implements MessageStore {
     // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
     this.page = sqlite.prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`);
     this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
-    this.advanceAndTouch = sqlite.prepare('update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?');
-    this.callerOf = sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
+    this.advanceAndTouch = sqlite.prepare(
+      'update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?',
+    );
+    this.callerOf =
+      sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
       from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
-    this.configuredGroups = sqlite.prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?').pluck();
-    this.joinedGroups = sqlite.prepare('select group_name, joined_after from message_group_members where subscription_id = ?');
+    this.configuredGroups = sqlite
+      .prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?')
+      .pluck();
+    this.joinedGroups = sqlite.prepare(
+      'select group_name, joined_after from message_group_members where subscription_id = ?',
+    );
     this.join = sqlite.prepare(`insert into message_group_members (subscription_id, group_name, joined_after)
       values (?, ?, (select coalesce(max(id), 0) from messages)) on conflict do nothing`);
     this.findSaga = sqlite.prepare('delete from saga_requests where connection_id = ? and saga_id = ?');
@@ -89,8 +101,10 @@ export class SqliteMessageStore implements MessageStore {
       if (options.sagaReplyBy !== undefined) {
         const answered = message.sagaId !== null && this.findSaga.run(options.sagaReplyBy, message.sagaId).changes > 0;
         if (!answered) {
-          throw hubError('MessageNotAuthorized',
-            `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`);
+          throw hubError(
+            'MessageNotAuthorized',
+            `${(options.refusal ?? 'Denied').replace(/\.?$/, '.')} A saga reply is exempt only from a caller that received a request of that saga and has not answered it yet.`,
+          );
         }
       }
       const id = Number(this.insert.run(message).lastInsertRowid);
@@ -102,18 +116,31 @@ export class SqliteMessageStore implements MessageStore {
   /** Inside a subscription's transaction: the caller's names and groups. */
   addressesNow(subscription: string): (MessageAddresses & { readMessageId: number }) | undefined {
     const c = this.callerOf.get(subscription) as
-      | { connection_id: string; friendly_name: string; kind: string; sentinel_name: string; package_name: string; read_message_id: number }
+      | {
+          connection_id: string;
+          friendly_name: string;
+          kind: string;
+          sentinel_name: string;
+          package_name: string;
+          read_message_id: number;
+        }
       | undefined;
     if (!c) return undefined;
     const groups = new Map<string, number>();
     const isPackage = c.kind === 'package';
-    if (isPackage) for (const g of this.configuredGroups.all(c.sentinel_name, c.package_name) as string[]) groups.set(g, 0);
+    if (isPackage)
+      for (const g of this.configuredGroups.all(c.sentinel_name, c.package_name) as string[]) groups.set(g, 0);
     for (const g of this.joinedGroups.all(subscription) as { group_name: string; joined_after: number }[]) {
       if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
     }
     return {
-      connectionId: c.connection_id, friendlyName: c.friendly_name, isPackage,
-      sentinelName: c.sentinel_name, packageName: c.package_name, groups, readMessageId: c.read_message_id,
+      connectionId: c.connection_id,
+      friendlyName: c.friendly_name,
+      isPackage,
+      sentinelName: c.sentinel_name,
+      packageName: c.package_name,
+      groups,
+      readMessageId: c.read_message_id,
     };
   }
 
@@ -146,7 +173,12 @@ export class SqliteMessageStore implements MessageStore {
           if (rows.length === 0) break;
           if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
           for (const row of rows) {
-            const logged: SentMessage = { id: row.id, scope: row.scope, args: namesTargets(row.scope) ? (JSON.parse(row.args) as string[]) : NO_ARGS, senderConnectionId: row.senderConnectionId };
+            const logged: SentMessage = {
+              id: row.id,
+              scope: row.scope,
+              args: namesTargets(row.scope) ? (JSON.parse(row.args) as string[]) : NO_ARGS,
+              senderConnectionId: row.senderConnectionId,
+            };
             cursor = row.id;
             if (isAddressedTo(logged, to)) {
               messages.push(row);
@@ -201,7 +233,8 @@ class LegacyDeliveries {
   constructor(sqlite: Sqlite.Database) {
     this.any = sqlite.prepare('select 1 from message_deliveries limit 1');
     this.pending = this.any.get() !== undefined;
-    this.select = sqlite.prepare(`select d.id as deliveryId, ${MESSAGE_COLUMNS} from message_deliveries d join messages m on m.id = d.message_id
+    this.select =
+      sqlite.prepare(`select d.id as deliveryId, ${MESSAGE_COLUMNS} from message_deliveries d join messages m on m.id = d.message_id
       where d.subscription_id = ? order by d.id limit ?`);
     this.remove = sqlite.prepare('delete from message_deliveries where subscription_id = ? and id <= ?');
   }

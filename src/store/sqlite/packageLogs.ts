@@ -28,7 +28,13 @@ export class SqlitePackageLogStore implements PackageLogStore {
   }
 
   write(entry: Omit<PackageLogEntry, 'id'>): Promise<number> {
-    const row = { sentinel_name: entry.sentinelName, package_name: entry.packageName, level: entry.level, message: entry.message, logged_ms: entry.loggedMs };
+    const row = {
+      sentinel_name: entry.sentinelName,
+      package_name: entry.packageName,
+      level: entry.level,
+      message: entry.message,
+      logged_ms: entry.loggedMs,
+    };
     return this.batcher.run(() => Number(this.insert.run(row).lastInsertRowid));
   }
 
@@ -38,7 +44,8 @@ export class SqlitePackageLogStore implements PackageLogStore {
     if (q.packageName) query = query.where('package_name', '=', q.packageName);
     if (q.level) query = query.where('level', '=', q.level);
     if (q.sinceMs !== undefined) query = query.where('logged_ms', '>=', q.sinceMs);
-    if (q.afterId !== undefined) return (await query.where('id', '>', q.afterId).orderBy('id').limit(q.limit).execute()).map(entryOf);
+    if (q.afterId !== undefined)
+      return (await query.where('id', '>', q.afterId).orderBy('id').limit(q.limit).execute()).map(entryOf);
     const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
     return rows.reverse().map(entryOf);
   }

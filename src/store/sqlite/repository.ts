@@ -38,7 +38,11 @@ async function findRow(db: Db, name: string): Promise<RepositoryPackageRow | und
 /** The archive `sha256` when, inside the same transaction, no package names it any more. */
 async function unusedArchive(trx: Db, sha256: string | undefined): Promise<string | undefined> {
   if (sha256 === undefined) return undefined;
-  const row = await trx.selectFrom('repository_packages').select('name').where('sha256', '=', sha256).executeTakeFirst();
+  const row = await trx
+    .selectFrom('repository_packages')
+    .select('name')
+    .where('sha256', '=', sha256)
+    .executeTakeFirst();
   return row === undefined ? sha256 : undefined;
 }
 
@@ -60,18 +64,20 @@ export class SqliteRepositoryStore implements RepositoryStore {
       await trx
         .insertInto('repository_packages')
         .values(rowOf(entry))
-        .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({
-          version: eb.ref('excluded.version'),
-          description: eb.ref('excluded.description'),
-          author: eb.ref('excluded.author'),
-          file_name: eb.ref('excluded.file_name'),
-          size: eb.ref('excluded.size'),
-          sha256: eb.ref('excluded.sha256'),
-          uploaded_ms: eb.ref('excluded.uploaded_ms'),
-          settings: eb.ref('excluded.settings'),
-          icon: eb.ref('excluded.icon'),
-          xsds: eb.ref('excluded.xsds'),
-        })))
+        .onConflict((oc) =>
+          oc.column('name').doUpdateSet((eb) => ({
+            version: eb.ref('excluded.version'),
+            description: eb.ref('excluded.description'),
+            author: eb.ref('excluded.author'),
+            file_name: eb.ref('excluded.file_name'),
+            size: eb.ref('excluded.size'),
+            sha256: eb.ref('excluded.sha256'),
+            uploaded_ms: eb.ref('excluded.uploaded_ms'),
+            settings: eb.ref('excluded.settings'),
+            icon: eb.ref('excluded.icon'),
+            xsds: eb.ref('excluded.xsds'),
+          })),
+        )
         .execute();
       return { unusedArchive: await unusedArchive(trx, previous?.sha256) };
     });
@@ -88,7 +94,11 @@ export class SqliteRepositoryStore implements RepositoryStore {
 
   remove(name: string): Promise<RepositoryChange | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await trx.deleteFrom('repository_packages').where('name', '=', name).returning('sha256').executeTakeFirst();
+      const row = await trx
+        .deleteFrom('repository_packages')
+        .where('name', '=', name)
+        .returning('sha256')
+        .executeTakeFirst();
       if (!row) return undefined;
       return { unusedArchive: await unusedArchive(trx, row.sha256) };
     });

@@ -17,28 +17,49 @@ import { fromGlob, globsOf, narrowGlob } from './glob.js';
  * the wire record is built from, with no copy), plus its place in the log.
  */
 export const STATE_OBJECT_COLUMNS = [
-  'sentinel_name as sentinelName', 'package_name as packageName', 'name', 'type', 'value', 'metadatas',
-  'last_update_ms as lastUpdateMs', 'lifetime_s as lifetimeS',
+  'sentinel_name as sentinelName',
+  'package_name as packageName',
+  'name',
+  'type',
+  'value',
+  'metadatas',
+  'last_update_ms as lastUpdateMs',
+  'lifetime_s as lifetimeS',
 ] as const;
 
 type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
 
 type FilterRow = {
-  id: number; sentinel_glob: string; package_glob: string; name_glob: string; type_glob: string;
-  exact_name: string | null; read_seq: number; created_seq: number;
+  id: number;
+  sentinel_glob: string;
+  package_glob: string;
+  name_glob: string;
+  type_glob: string;
+  exact_name: string | null;
+  read_seq: number;
+  created_seq: number;
 };
 
 /** A filter as stored: its patterns as GLOBs, `exactName` when the name has no wildcard, its cursor. */
 type GlobFilter = StateObjectGlobs & { id: number; exactName: string | null; readSeq: number; createdSeq: number };
 
 const toFilter = (r: FilterRow): GlobFilter => ({
-  id: r.id, sentinel: r.sentinel_glob, package: r.package_glob, name: r.name_glob, type: r.type_glob,
-  exactName: r.exact_name, readSeq: r.read_seq, createdSeq: r.created_seq,
+  id: r.id,
+  sentinel: r.sentinel_glob,
+  package: r.package_glob,
+  name: r.name_glob,
+  type: r.type_glob,
+  exactName: r.exact_name,
+  readSeq: r.read_seq,
+  createdSeq: r.created_seq,
 });
 
 /** The boundary: a filter leaves the store as the `*` patterns it was given (glob.ts). */
 const patternsOf = (f: GlobFilter): StateObjectPatterns => ({
-  sentinel: fromGlob(f.sentinel), package: fromGlob(f.package), name: fromGlob(f.name), type: fromGlob(f.type),
+  sentinel: fromGlob(f.sentinel),
+  package: fromGlob(f.package),
+  name: fromGlob(f.name),
+  type: fromGlob(f.type),
 });
 
 export class StateObjectFilters {
@@ -60,7 +81,16 @@ export class StateObjectFilters {
     this.selectFilters = prepareQuery<{ subscription: string }, FilterRow>(sqlite, (p) =>
       db
         .selectFrom('state_object_filters')
-        .select(['id', 'sentinel_glob', 'package_glob', 'name_glob', 'type_glob', 'exact_name', 'read_seq', 'created_seq'])
+        .select([
+          'id',
+          'sentinel_glob',
+          'package_glob',
+          'name_glob',
+          'type_glob',
+          'exact_name',
+          'read_seq',
+          'created_seq',
+        ])
         .where('subscription_id', '=', p.subscription)
         .orderBy('id'),
     );
@@ -78,8 +108,14 @@ export class StateObjectFilters {
     // A new filter reads from zero: its first poll returns the current objects, not older tombstones.
     this.insertFilter = prepareQuery<FilterParams & { exactName: string | null; seq: number }>(sqlite, (p) =>
       db.insertInto('state_object_filters').values({
-        subscription_id: p.subscription, sentinel_glob: p.sentinel, package_glob: p.package, name_glob: p.name,
-        type_glob: p.type, exact_name: p.exactName, read_seq: 0, created_seq: p.seq,
+        subscription_id: p.subscription,
+        sentinel_glob: p.sentinel,
+        package_glob: p.package,
+        name_glob: p.name,
+        type_glob: p.type,
+        exact_name: p.exactName,
+        read_seq: 0,
+        created_seq: p.seq,
       }),
     );
 
@@ -93,8 +129,12 @@ export class StateObjectFilters {
     const unread = `sentinel_name glob cast(? as text) and package_name glob cast(? as text) and type glob cast(? as text)
       and (is_deleted = 0 or seq > ?)`;
     const columns = `${STATE_OBJECT_COLUMNS.join(', ')}, seq, is_deleted as isDeleted`;
-    this.readExact = sqlite.prepare(`select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`);
-    this.readWildcard = sqlite.prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`);
+    this.readExact = sqlite.prepare(
+      `select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`,
+    );
+    this.readWildcard = sqlite.prepare(
+      `select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`,
+    );
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
     this.readAnyName = sqlite.prepare(`select ${columns} from state_objects where seq > ? and ${unread} order by seq`);
     // A filter SQLite's GLOB would backtrack on (glob.ts, narrowGlob): its literal prefix through the
@@ -160,7 +200,15 @@ export class StateObjectFilters {
         for (const row of this.readWildcard.all(f.name, ...args) as LoggedStateObject[]) found.set(row.seq, row);
         continue;
       }
-      for (const row of this.readNarrowed.all(name.glob, ...args, name.suffix, name.suffix, name.suffix, name.middle, name.middle) as LoggedStateObject[]) {
+      for (const row of this.readNarrowed.all(
+        name.glob,
+        ...args,
+        name.suffix,
+        name.suffix,
+        name.suffix,
+        name.middle,
+        name.middle,
+      ) as LoggedStateObject[]) {
         if (name.matches(row.name)) found.set(row.seq, row);
       }
     }
@@ -179,7 +227,10 @@ export class StateObjectFilters {
       this.touch.run(Date.now(), subscription);
     }
     return rows.map((r) => ({
-      sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type,
+      sentinelName: r.sentinelName,
+      packageName: r.packageName,
+      name: r.name,
+      type: r.type,
       current: r.isDeleted ? undefined : r,
     }));
   }
@@ -196,7 +247,8 @@ class LegacyBacklog {
 
   constructor(private readonly sqlite: Sqlite.Database) {
     this.pending = sqlite.prepare('select 1 from state_object_changes limit 1').get() !== undefined;
-    this.select = sqlite.prepare(`select c.id as changeId, c.sentinel_name as sentinelName, c.package_name as packageName,
+    this.select =
+      sqlite.prepare(`select c.id as changeId, c.sentinel_name as sentinelName, c.package_name as packageName,
         c.name, c.type as changeType, c.is_deleted as changeDeleted, s.type, s.value, s.metadatas,
         s.last_update_ms as lastUpdateMs, s.lifetime_s as lifetimeS, s.is_deleted as isDeleted
       from state_object_changes c left join state_objects s
@@ -216,7 +268,10 @@ class LegacyBacklog {
     }
     this.remove.run(subscription, rows[rows.length - 1].changeId);
     return rows.map((r) => ({
-      sentinelName: r.sentinelName, packageName: r.packageName, name: r.name, type: r.type ?? r.changeType,
+      sentinelName: r.sentinelName,
+      packageName: r.packageName,
+      name: r.name,
+      type: r.type ?? r.changeType,
       current: r.changeDeleted || r.value === null || r.isDeleted ? undefined : r,
     }));
   }

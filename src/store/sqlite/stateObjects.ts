@@ -9,7 +9,14 @@ import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
 import { prepareQuery } from '../../db/prepared.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { StateObject, StateObjectChange, StateObjectPatterns, StateObjectStore, StateObjectWrite, TakenStateObject } from '../../hub/ports/stateObjects.js';
+import type {
+  StateObject,
+  StateObjectChange,
+  StateObjectPatterns,
+  StateObjectStore,
+  StateObjectWrite,
+  TakenStateObject,
+} from '../../hub/ports/stateObjects.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
@@ -83,24 +90,47 @@ export class SqliteStateObjectStore implements StateObjectStore {
   private readonly markExpired;
   private readonly filters: StateObjectFilters;
 
-  constructor(private readonly db: Db, sqlite: Sqlite.Database, private readonly batcher: TransactionBatcher) {
+  constructor(
+    private readonly db: Db,
+    sqlite: Sqlite.Database,
+    private readonly batcher: TransactionBatcher,
+  ) {
     const top = sqlite
-      .prepare('select max(coalesce((select max(seq) from state_objects), 0), coalesce((select max(read_seq) from state_object_filters), 0)) as top')
+      .prepare(
+        'select max(coalesce((select max(seq) from state_objects), 0), coalesce((select max(read_seq) from state_object_filters), 0)) as top',
+      )
       .get() as { top: number };
     this.seq = top.top;
     this.filters = new StateObjectFilters(db, sqlite);
 
     type Upsert = {
-      sentinelName: string; packageName: string; name: string; type: string; value: string; metadatas: string;
-      lastUpdateMs: number; lifetimeS: number; expiresAtMs: number | null; seq: number;
+      sentinelName: string;
+      packageName: string;
+      name: string;
+      type: string;
+      value: string;
+      metadatas: string;
+      lastUpdateMs: number;
+      lifetimeS: number;
+      expiresAtMs: number | null;
+      seq: number;
     };
     this.upsertRow = prepareQuery<Upsert>(sqlite, (p) =>
       db
         .insertInto('state_objects')
         .values({
-          sentinel_name: p.sentinelName, package_name: p.packageName, name: p.name, type: p.type, value: p.value,
-          metadatas: p.metadatas, last_update_ms: p.lastUpdateMs, lifetime_s: p.lifetimeS, expires_at_ms: p.expiresAtMs,
-          expiry_announced: 0, seq: p.seq, is_deleted: 0,
+          sentinel_name: p.sentinelName,
+          package_name: p.packageName,
+          name: p.name,
+          type: p.type,
+          value: p.value,
+          metadatas: p.metadatas,
+          last_update_ms: p.lastUpdateMs,
+          lifetime_s: p.lifetimeS,
+          expires_at_ms: p.expiresAtMs,
+          expiry_announced: 0,
+          seq: p.seq,
+          is_deleted: 0,
         })
         .onConflict((oc) =>
           oc.columns(['sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
@@ -134,16 +164,29 @@ export class SqliteStateObjectStore implements StateObjectStore {
         .where(sql<boolean>`type glob cast(${p.type} as text)`),
     );
     // The tombstone keeps key, type and time; the value goes.
-    this.tombstone = prepareQuery<{ sentinel: string; package: string; name: string; seq: number; now: number }>(sqlite, (p) =>
-      db
-        .updateTable('state_objects')
-        .set({ is_deleted: 1, seq: p.seq, value: 'null', metadatas: '{}', last_update_ms: p.now, lifetime_s: 0, expires_at_ms: null })
-        .where('sentinel_name', '=', p.sentinel)
-        .where('package_name', '=', p.package)
-        .where('name', '=', p.name),
+    this.tombstone = prepareQuery<{ sentinel: string; package: string; name: string; seq: number; now: number }>(
+      sqlite,
+      (p) =>
+        db
+          .updateTable('state_objects')
+          .set({
+            is_deleted: 1,
+            seq: p.seq,
+            value: 'null',
+            metadatas: '{}',
+            last_update_ms: p.now,
+            lifetime_s: 0,
+            expires_at_ms: null,
+          })
+          .where('sentinel_name', '=', p.sentinel)
+          .where('package_name', '=', p.package)
+          .where('name', '=', p.name),
     );
 
-    this.selectExpired = prepareQuery<{ now: number }, { sentinel_name: string; package_name: string; name: string; type: string }>(sqlite, (p) =>
+    this.selectExpired = prepareQuery<
+      { now: number },
+      { sentinel_name: string; package_name: string; name: string; type: string }
+    >(sqlite, (p) =>
       db
         .selectFrom('state_objects')
         .select(['sentinel_name', 'package_name', 'name', 'type'])
@@ -160,7 +203,6 @@ export class SqliteStateObjectStore implements StateObjectStore {
         .where('package_name', '=', p.package)
         .where('name', '=', p.name),
     );
-
   }
 
   /** Upserts the object with the next sequence number; resolves after the commit. */
@@ -171,19 +213,38 @@ export class SqliteStateObjectStore implements StateObjectStore {
   }
 
   /** Turns the producer's objects matching the patterns into tombstones; returns them. */
-  purge(producer: { sentinelName: string; packageName: string }, patterns: { name: string; type: string }): Promise<StateObjectChange[]> {
+  purge(
+    producer: { sentinelName: string; packageName: string },
+    patterns: { name: string; type: string },
+  ): Promise<StateObjectChange[]> {
     const globs = { name: toGlob(patterns.name), type: toGlob(patterns.type) };
     return this.batcher.run(() => {
       const now = Date.now();
       const name = narrowGlob(globs.name);
       const producerGlobs = { sentinel: producer.sentinelName, package: producer.packageName, type: globs.type };
       const matches = name.matches;
-      const candidates = this.selectKeys.all({ ...producerGlobs, name: name.glob, suffix: name.suffix, middle: name.middle });
+      const candidates = this.selectKeys.all({
+        ...producerGlobs,
+        name: name.glob,
+        suffix: name.suffix,
+        middle: name.middle,
+      });
       const keys = matches === undefined ? candidates : candidates.filter((k) => matches(k.name));
       for (const key of keys) {
-        this.tombstone.run({ sentinel: producer.sentinelName, package: producer.packageName, name: key.name, seq: ++this.seq, now });
+        this.tombstone.run({
+          sentinel: producer.sentinelName,
+          package: producer.packageName,
+          name: key.name,
+          seq: ++this.seq,
+          now,
+        });
       }
-      return keys.map((k) => ({ sentinelName: producer.sentinelName, packageName: producer.packageName, name: k.name, type: k.type }));
+      return keys.map((k) => ({
+        sentinelName: producer.sentinelName,
+        packageName: producer.packageName,
+        name: k.name,
+        type: k.type,
+      }));
     });
   }
 

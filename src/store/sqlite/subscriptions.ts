@@ -12,7 +12,14 @@ import type { Db } from '../../db/open.js';
 import type { SubscriptionRow } from '../../db/schema.js';
 import { hubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
-import type { ExpiredSubscription, OpenedSubscription, SubscriptionInterest, SubscriptionKind, SubscriptionOwner, SubscriptionStore } from '../../hub/ports/subscriptions.js';
+import type {
+  ExpiredSubscription,
+  OpenedSubscription,
+  SubscriptionInterest,
+  SubscriptionKind,
+  SubscriptionOwner,
+  SubscriptionStore,
+} from '../../hub/ports/subscriptions.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
 import type { SqliteMessageStore } from './messages.js';
 import type { SqliteStateObjectStore } from './stateObjects.js';
@@ -36,13 +43,18 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   ) {
     this.select = sqlite.prepare('select * from subscriptions where id = ?');
     this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
-    this.insertRow = sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
+    this.insertRow =
+      sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
       values (?, ?, ?, ?, ?, ?, ?)`);
     this.countOwned = sqlite.prepare('select count(*) from subscriptions where credential_name = ?').pluck();
   }
 
   /** Opens (or reuses) a StateObject subscription and adds the filter to it. */
-  openStateObjects(owner: SubscriptionOwner, requestedId: string | undefined, filter: StateObjectPatterns): Promise<OpenedSubscription> {
+  openStateObjects(
+    owner: SubscriptionOwner,
+    requestedId: string | undefined,
+    filter: StateObjectPatterns,
+  ): Promise<OpenedSubscription> {
     return this.batcher.run(() => {
       const id = this.choose(owner, 'state_objects', requestedId);
       return { id, added: this.stateObjects.addFilterNow(id, filter) };
@@ -84,7 +96,10 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     return this.db.transaction().execute(async (trx) => {
       const last = await readHubSetting(trx, HEARTBEAT_KEY);
       if (last !== undefined && now > Number(last)) {
-        await trx.updateTable('subscriptions').set({ last_active_ms: sql<number>`last_active_ms + ${now - Number(last)}` }).execute();
+        await trx
+          .updateTable('subscriptions')
+          .set({ last_active_ms: sql<number>`last_active_ms + ${now - Number(last)}` })
+          .execute();
       }
       await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
     });
@@ -102,7 +117,11 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   }
 
   private owns(row: SubscriptionRow, owner: SubscriptionOwner, kind: SubscriptionKind): boolean {
-    return row.kind === kind && row.owner_connection_id === owner.connectionId && row.credential_name === owner.credentialName;
+    return (
+      row.kind === kind &&
+      row.owner_connection_id === owner.connectionId &&
+      row.credential_name === owner.credentialName
+    );
   }
 
   /**
@@ -142,10 +161,24 @@ async function deleteIdleSubscriptions(db: Db, cutoff: number, keep: string[]): 
   let query = db.deleteFrom('subscriptions').where('last_active_ms', '<', cutoff);
   if (keep.length > 0 && keep.length < 30_000) query = query.where('id', 'not in', keep);
   const rows = await query
-    .returning(['id', 'kind', 'credential_name', (eb) =>
-      eb.selectFrom('callers').select('friendly_name').whereRef('callers.connection_id', '=', 'subscriptions.owner_connection_id').as('friendly_name')])
+    .returning([
+      'id',
+      'kind',
+      'credential_name',
+      (eb) =>
+        eb
+          .selectFrom('callers')
+          .select('friendly_name')
+          .whereRef('callers.connection_id', '=', 'subscriptions.owner_connection_id')
+          .as('friendly_name'),
+    ])
     .execute();
-  return rows.map((r) => ({ id: r.id, kind: r.kind, credentialName: r.credential_name, friendlyName: r.friendly_name ?? '' }));
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    credentialName: r.credential_name,
+    friendlyName: r.friendly_name ?? '',
+  }));
 }
 
 export async function countSubscriptions(db: Db): Promise<{ kind: string; n: number }[]> {
