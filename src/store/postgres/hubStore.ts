@@ -5,21 +5,19 @@
  * `hub`, listener.ts), for the other processes' tail readers.
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
+import { PostgresActivityStore } from './activity.js';
 import { PostgresCallerStore } from './callers.js';
-import {
-  PostgresActivityStore,
-  PostgresConfigurationStore,
-  PostgresDescriptorStore,
-  PostgresHubSettingStore,
-  PostgresPackageLogStore,
-  PostgresRepositoryStore,
-} from './cold.js';
+import { PostgresConfigurationStore } from './configuration.js';
+import { PostgresDescriptorStore } from './descriptors.js';
+import { PostgresHubSettingStore } from './hubSettings.js';
 import { notifyCommitted } from './listener.js';
 import type { MessageRetention } from './messages.js';
 import { countQueuedMessages, PostgresMessageStore } from './messages.js';
 import { migratePostgres } from './migrate.js';
+import { PostgresPackageLogStore } from './packageLogs.js';
 import type { PostgresLog } from './pool.js';
 import { createPool, openPostgres } from './pool.js';
+import { PostgresRepositoryStore } from './repository.js';
 import { countStateObjects, PostgresStateObjectStore } from './stateObjects.js';
 import { countSubscriptions, PostgresSubscriptionStore } from './subscriptions.js';
 

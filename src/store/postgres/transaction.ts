@@ -67,3 +67,16 @@ export async function transaction<T>(
     }
   }
 }
+
+/** One statement outside a transaction, its failure sorted as the hub expects (storeError). */
+export async function query<R extends pg.QueryResultRow>(
+  db: pg.Pool | pg.PoolClient,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  try {
+    return (await db.query<R>(text, values)).rows;
+  } catch (error) {
+    throw storeError(error);
+  }
+}

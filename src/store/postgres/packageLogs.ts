@@ -1,0 +1,101 @@
+/**
+ * Package logs on PostgreSQL (the PostgreSQL PackageLogStore): writes by group commit, numbered by the
+ * log's head row (logs.ts), so a follow never skips one; reads one statement each.
+ */
+import type pg from 'pg';
+import type { LogQuery, PackageLogEntry, PackageLogStore } from '../../hub/ports/packageLogs.js';
+import { GroupCommit } from './groupCommit.js';
+import { appendPackageLogs } from './logs.js';
+import type { PostgresLog } from './pool.js';
+import { query, storeError } from './transaction.js';
+
+type PackageLogRow = {
+  id: number;
+  sentinel_name: string;
+  package_name: string;
+  level: PackageLogEntry['level'];
+  message: string;
+  logged_ms: number;
+};
+const entryOf = (r: PackageLogRow): PackageLogEntry => ({
+  id: r.id,
+  sentinelName: r.sentinel_name,
+  packageName: r.package_name,
+  level: r.level,
+  message: r.message,
+  loggedMs: r.logged_ms,
+});
+
+export class PostgresPackageLogStore implements PackageLogStore {
+  readonly #writes: GroupCommit<Omit<PackageLogEntry, 'id'>, number>;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    log: PostgresLog,
+    announce?: (client: pg.PoolClient) => Promise<void>,
+  ) {
+    this.#writes = new GroupCommit({
+      pool,
+      log,
+      write: (client, entries) =>
+        appendPackageLogs(
+          client,
+          entries.map((e) => ({
+            sentinel_name: e.sentinelName,
+            package_name: e.packageName,
+            level: e.level,
+            message: e.message,
+            logged_ms: e.loggedMs,
+          })),
+        ),
+      afterCommit: announce && ((client) => announce(client)),
+    });
+  }
+
+  write(entry: Omit<PackageLogEntry, 'id'>): Promise<number> {
+    return this.#writes.submit(entry);
+  }
+
+  async read(q: LogQuery): Promise<PackageLogEntry[]> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const add = (condition: string, value: unknown) => {
+      values.push(value);
+      where.push(condition.replace('?', `$${values.length}`));
+    };
+    if (q.sentinelName) add('sentinel_name = ?', q.sentinelName);
+    if (q.packageName) add('package_name = ?', q.packageName);
+    if (q.level) add('level = ?', q.level);
+    if (q.sinceMs !== undefined) add('logged_ms >= ?', q.sinceMs);
+    if (q.afterId !== undefined) add('id > ?', q.afterId);
+    values.push(q.limit);
+    const filter = where.length > 0 ? `where ${where.join(' and ')}` : '';
+    if (q.afterId !== undefined) {
+      return (
+        await query<PackageLogRow>(
+          this.pool,
+          `select * from package_logs ${filter} order by id limit $${values.length}`,
+          values,
+        )
+      ).map(entryOf);
+    }
+    const rows = await query<PackageLogRow>(
+      this.pool,
+      `select * from package_logs ${filter} order by id desc limit $${values.length}`,
+      values,
+    );
+    return rows.reverse().map(entryOf);
+  }
+
+  async trim(keep: number): Promise<number> {
+    try {
+      const result = await this.pool.query(
+        'delete from package_logs where id <= (select id from package_logs order by id desc limit 1 offset $1)',
+        [keep],
+      );
+      return result.rowCount ?? 0;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+}
