@@ -7,7 +7,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', '.bench-out/', 'data/'] },
+  { ignores: ['dist/', '.old-dist/', 'node_modules/', '.bench-out/', 'data/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
