@@ -17,6 +17,7 @@
  * transaction) and uses a named prepared statement.
  */
 import type pg from 'pg';
+import type { MessagesTable, PackageLogsTable, StateObjectsTable } from './schema.js';
 
 export type LogName = 'state_objects' | 'messages' | 'package_logs';
 
@@ -25,37 +26,14 @@ export interface Queryable {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;
 }
 
-export interface NewMessage {
-  sender_connection_id: string;
-  sender_type: number;
-  sender_friendly_name: string;
-  scope: number;
-  args: string;
-  saga_id: string | null;
-  key: string;
-  data: string;
-  sent_ms: number;
-}
+/** A message row before the log numbers it. */
+export type NewMessage = Omit<MessagesTable, 'id'>;
 
-export interface NewStateObject {
-  sentinel_name: string;
-  package_name: string;
-  name: string;
-  type: string;
-  value: string;
-  metadatas: string;
-  last_update_ms: number;
-  lifetime_s: number;
-  expires_at_ms: number | null;
-}
+/** A StateObject row before the log numbers it (the flags keep their column defaults). */
+export type NewStateObject = Omit<StateObjectsTable, 'seq' | 'expiry_announced' | 'is_deleted'>;
 
-export interface NewPackageLog {
-  sentinel_name: string;
-  package_name: string;
-  level: 'Info' | 'Warn' | 'Error';
-  message: string;
-  logged_ms: number;
-}
+/** A WriteLog entry before the log numbers it. */
+export type NewPackageLog = Omit<PackageLogsTable, 'id'>;
 
 const column = <T, K extends keyof T>(rows: readonly T[], key: K) => rows.map((r) => r[key]);
 
