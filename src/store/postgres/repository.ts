@@ -4,21 +4,9 @@
  */
 import type pg from 'pg';
 import type { RepositoryChange, RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
+import type { RepositoryPackagesTable as RepositoryRow } from './schema.js';
 import { query, transaction } from './transaction.js';
 
-type RepositoryRow = {
-  name: string;
-  version: string;
-  description: string;
-  author: string;
-  file_name: string;
-  size: number;
-  sha256: string;
-  uploaded_ms: number;
-  settings: string;
-  icon: Buffer | null;
-  xsds: string;
-};
 const packageOf = (r: RepositoryRow): RepositoryPackage => ({
   name: r.name,
   version: r.version,
