@@ -97,9 +97,11 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
       firstBackoffMs: options.firstBackoffMs ?? 50,
       heartbeatMs: options.heartbeatMs,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs,
-      onNotification: (payload) => {
-        hints.push(payload);
-        void tail.hint();
+      channels: {
+        hub: (payload) => {
+          hints.push(payload);
+          void tail.hint();
+        },
       },
       onReady: () => {
         readies += 1;
@@ -216,6 +218,29 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
       await outside.end();
       await admin.end();
     }
+  });
+
+  it('a channel added after the start is heard, on the live connection and on the one that replaces it', async () => {
+    const b = await processB({ role: 'listen-more', firstBackoffMs: 50 });
+    const heard: string[] = [];
+    await b.listener.listen('hub_other', (payload) => heard.push(payload));
+    await notifyCommitted(writer, 'first', 'hub_other');
+    await until(() => heard.length === 1);
+    const admin = testClient(database.url);
+    await admin.connect();
+    try {
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [
+        applicationName('listen-more'),
+      ]);
+      await until(() => b.listener.reconnects === 1 && b.listener.connected);
+    } finally {
+      await admin.end();
+    }
+    await notifyCommitted(writer, 'second', 'hub_other');
+    await until(() => heard.length === 2);
+    expect(heard).toEqual(['first', 'second']);
+    // The doorbell's own channel still goes to its handler, not to the added one.
+    expect(b.hints).toEqual([]);
   });
 
   it('a listening connection that goes silent (no FIN, nothing answered) is found by the heartbeat and replaced; what was committed meanwhile is read', async () => {

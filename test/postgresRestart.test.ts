@@ -68,7 +68,7 @@ describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running p
       log,
       firstBackoffMs: 50,
       maxBackoffMs: 500,
-      onNotification: () => void tail.hint(),
+      channels: { hub: () => void tail.hint() },
       onReady: () => void tail.hint(),
     });
     await listener.start();

@@ -11,7 +11,8 @@ import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { PostgresConnectionOptions } from './pool.js';
 import { createPool } from './pool.js';
-import { PostgresListener } from './listener.js';
+import type { NotificationHandler } from './listener.js';
+import { HUB_CHANNEL, PostgresListener } from './listener.js';
 import { TailReader } from './tailReader.js';
 
 /** What the feed tells: the notifier's announcements (hub/wakeUps.ts ChangeAnnouncer has these). */
@@ -32,6 +33,11 @@ export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptio
 export interface CrossProcessWakeUps {
   listener: PostgresListener;
   tail: TailReader;
+  /**
+   * Hears every process's NOTIFY on `channel` (this one's too) from now on, across reconnections:
+   * resolves once listened on. Each kind of cross-process notice has a channel of its own.
+   */
+  listen(channel: string, handler: NotificationHandler): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -71,13 +77,14 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
   await tail.start();
   const listener = new PostgresListener({
     ...options,
-    onNotification: () => void tail.hint(),
+    channels: { [HUB_CHANNEL]: () => void tail.hint() },
     onReady: () => void tail.hint(),
   });
   await listener.start();
   return {
     listener,
     tail,
+    listen: (channel, handler) => listener.listen(channel, handler),
     stop: async () => {
       await listener.stop();
       await tail.stop();

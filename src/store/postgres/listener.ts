@@ -5,7 +5,8 @@
  * tail reader (tailReader.ts) reads the database above its own cursors.
  *
  * `PostgresListener` keeps one dedicated connection per process (`hub:<pid>:listen`, not from a pool:
- * a pool would close it when idle) that LISTENs. It sends a heartbeat query every `heartbeatMs` and
+ * a pool would close it when idle) that LISTENs on each channel of its map (channel → handler of the
+ * payload; `listen` adds one, on the live connection and on every later one). It sends a heartbeat query every `heartbeatMs` and
  * counts the connection lost when the heartbeat has no answer within `heartbeatTimeoutMs` (a silent
  * network drop), on an `error` or on `end` (pg_terminate_backend, a PostgreSQL restart). It then
  * reconnects with exponential backoff and jitter (half to all of the delay), until `stop()`. After every (re)LISTEN
@@ -18,11 +19,14 @@ import { clientConfig } from './pool.js';
 
 export const HUB_CHANNEL = 'hub';
 
+/** What to do with a notification's payload on one channel. */
+export type NotificationHandler = (payload: string) => void;
+
 export interface ListenerOptions extends Omit<PostgresConnectionOptions, 'role'> {
   /** Default `listen`. */
   role?: string;
-  /** Default `hub`. */
-  channel?: string;
+  /** Channel → handler: the channels listened on from the first LISTEN (`listen` adds more later). */
+  channels: Record<string, NotificationHandler>;
   /** Default 5 s. */
   heartbeatMs?: number;
   /** Default 2 s. */
@@ -30,8 +34,7 @@ export interface ListenerOptions extends Omit<PostgresConnectionOptions, 'role'>
   /** First reconnect delay (default 100 ms), doubled at each failed attempt up to `maxBackoffMs` (default 10 s). */
   firstBackoffMs?: number;
   maxBackoffMs?: number;
-  onNotification(payload: string): void;
-  /** After each LISTEN, the first included. */
+  /** After each LISTEN of every channel, the first included. */
   onReady(): void;
 }
 
@@ -42,12 +45,14 @@ export class PostgresListener {
   #wakeSleeper: (() => void) | undefined;
   #interrupt: (() => void) | undefined;
   #loop: Promise<void> | undefined;
+  readonly #channels: Map<string, NotificationHandler>;
   #firstReady: Promise<void>;
   #resolveFirstReady!: () => void;
   readonly #options: ListenerOptions;
 
   constructor(options: ListenerOptions) {
     this.#options = options;
+    this.#channels = new Map(Object.entries(options.channels));
     this.#firstReady = new Promise((resolve) => (this.#resolveFirstReady = resolve));
   }
 
@@ -55,6 +60,18 @@ export class PostgresListener {
   start(): Promise<void> {
     this.#loop ??= this.#run();
     return Promise.race([this.#firstReady, this.#loop]);
+  }
+
+  /**
+   * Listens on `channel` too, from now on: on the live connection at once (resolves after its LISTEN),
+   * and on every later one. A channel already listened on gets the new handler.
+   */
+  async listen(channel: string, handler: NotificationHandler): Promise<void> {
+    const fresh = !this.#channels.has(channel);
+    this.#channels.set(channel, handler);
+    const client = this.#client;
+    // A failure means the connection is lost: the next one LISTENs on every channel of the map.
+    if (fresh && client) await client.query(`listen ${pg.escapeIdentifier(channel)}`).catch(() => {});
   }
 
   /** Whether the listening connection is up (LISTEN done, not known lost). */
@@ -76,7 +93,6 @@ export class PostgresListener {
 
   async #run(): Promise<void> {
     const o = this.#options;
-    const channel = o.channel ?? HUB_CHANNEL;
     let failures = 0;
     while (!this.#stopped) {
       const client = new pg.Client(clientConfig({ ...o, role: o.role ?? 'listen' }));
@@ -88,10 +104,9 @@ export class PostgresListener {
       let heartbeat: NodeJS.Timeout | undefined;
       try {
         await Promise.race([client.connect(), lost.then((why) => Promise.reject(new Error(why)))]);
-        client.on('notification', (n) => {
-          if (n.channel === channel) o.onNotification(n.payload ?? '');
-        });
-        await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+        client.on('notification', (n) => this.#channels.get(n.channel)?.(n.payload ?? ''));
+        // The live iterator: a channel added by `listen` meanwhile (no client yet) is listened on here.
+        for (const channel of this.#channels.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
         if (this.#stopped) break;
         this.#client = client;
         failures = 0;
