@@ -245,6 +245,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
         lockWaitMs: options.lockWaitMs,
         log: logger,
         announce: notifier,
+        fallbackMs: options.pgPollMs,
       })
     : undefined;
   if (feed) registerCrossProcessMetrics(metrics.registry, feed);

@@ -52,6 +52,8 @@ export interface HubOptions {
   tlsKeyPath?: string;
   /** HUB_DATABASE_URL: postgres://… runs the store on PostgreSQL; unset, SQLite in the data directory. */
   databaseUrl?: string;
+  /** PostgreSQL: how often the tail reader reads the logs without a notification (HUB_PG_POLL_MS). */
+  pgPollMs: number;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -89,6 +91,7 @@ const envSchema = z.object({
   HUB_TLS_CERT: z.string().min(1).optional(),
   HUB_TLS_KEY: z.string().min(1).optional(),
   HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
+  HUB_PG_POLL_MS: integer(10).max(60_000).default(1000),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -118,6 +121,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     trustProxy: false,
     lockWaitMs: 10_000,
     vacuumIntervalMs: 60_000,
+    pgPollMs: 1000,
     ...overrides,
   };
 }
@@ -161,5 +165,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     tlsKeyPath: e.HUB_TLS_KEY === undefined ? undefined : path.resolve(e.HUB_TLS_KEY),
     vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
     databaseUrl: e.HUB_DATABASE_URL,
+    pgPollMs: e.HUB_PG_POLL_MS,
   });
 }

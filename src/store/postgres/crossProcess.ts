@@ -24,7 +24,7 @@ export interface Announcements {
 
 export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptions, 'role'> {
   announce: Announcements;
-  /** The tail reader's fallback interval; default 1 s (not yet an environment variable). */
+  /** The tail reader's fallback interval (HUB_PG_POLL_MS); default 1 s. */
   fallbackMs?: number;
   heartbeatMs?: number;
   firstBackoffMs?: number;

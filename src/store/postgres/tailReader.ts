@@ -53,7 +53,7 @@ export interface TailReaderOptions {
   /** The pool reads go through. */
   db: Queryable;
   handlers: TailHandlers;
-  /** The fallback read's interval; default 1 s. */
+  /** The fallback read's interval (HUB_PG_POLL_MS); default 1 s. */
   fallbackMs?: number;
   /** Rows per statement; a full page reads again at once. Default 1,000. */
   pageSize?: number;
