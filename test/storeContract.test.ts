@@ -14,7 +14,12 @@ import type { HubConfiguration } from '../src/config/model.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
 import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
-import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
+import type {
+  DeliveryClaim,
+  PendingDelivery,
+  PendingVerdict,
+  SubscriptionOwner,
+} from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
@@ -95,6 +100,19 @@ const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string;
   ...rest,
 });
 const signal = () => new AbortController().signal;
+
+/** A take's claim that records the pending deliveries it is shown and answers each with `verdict`. */
+const claim = (token: string, verdict: PendingVerdict = 'wait'): DeliveryClaim & { shown: PendingDelivery[] } => {
+  const shown: PendingDelivery[] = [];
+  return {
+    token,
+    shown,
+    judge: (pending) => {
+      shown.push(pending);
+      return verdict;
+    },
+  };
+};
 
 describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   let stores: Stores;
@@ -221,6 +239,53 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       expect(await taken(id)).toEqual([['A', '1']]);
     });
 
+    it('a claimed take leaves what it delivered pending: judged wait, nothing is taken; put back or redelivered, it is read again; written, it is consumed', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      const objects = async (c: DeliveryClaim) =>
+        (await stores.stateObjects.take(id, 0, signal(), c)).map((o) => [o.name, o.current?.value]);
+      const first = claim('first');
+      expect(await objects(first)).toEqual([['A', '1']]);
+      expect(first.shown).toEqual([]);
+      await stores.stateObjects.push(write('B', 2));
+      const waiting = claim('waiting', 'wait');
+      expect(await objects(waiting)).toEqual([]);
+      expect(waiting.shown).toEqual([{ token: 'first', sinceMs: expect.any(Number) as number }]);
+      // Another token settles nothing.
+      await stores.subscriptions.settle(id, 'another', false);
+      expect(await objects(claim('again'))).toEqual([]);
+      await stores.subscriptions.settle(id, 'first', false);
+      expect(await objects(claim('second'))).toEqual([
+        ['A', '1'],
+        ['B', '2'],
+      ]);
+      await stores.stateObjects.push(write('A', 3));
+      const redelivering = claim('third', 'redeliver');
+      expect(await objects(redelivering)).toEqual([
+        ['B', '2'],
+        ['A', '3'],
+      ]);
+      expect(redelivering.shown.map((p) => p.token)).toEqual(['second']);
+      await stores.subscriptions.settle(id, 'third', true);
+      const after = claim('fourth');
+      expect(await objects(after)).toEqual([]);
+      expect(after.shown).toEqual([]);
+    });
+
+    it('a purge a pending delivery may read again keeps its tombstone from the sweep until settled', async () => {
+      await newStores();
+      await stores.stateObjects.push(write('A', 1));
+      const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      await taken(id);
+      await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: '*', type: '*' });
+      expect(await stores.stateObjects.take(id, 0, signal(), claim('t'))).toHaveLength(1);
+      expect(await stores.stateObjects.sweep(0)).toBe(0);
+      await stores.subscriptions.settle(id, 't', false);
+      expect(await taken(id)).toEqual([['A', 'deleted']]);
+      expect(await stores.stateObjects.sweep(0)).toBe(1);
+    });
+
     it('the sweep removes tombstones every cursor has passed, and keeps one a cursor has not', async () => {
       await newStores();
       await stores.stateObjects.push(write('A', 1));
@@ -295,6 +360,47 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       expect((await datas(id)).data).toEqual(['request']);
       expect(await stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).toBeGreaterThan(0);
       await expect(stores.messages.send(reply, { sagaReplyBy: owner.connectionId })).rejects.toBeInstanceOf(HubError);
+    });
+
+    it('a claimed take leaves what it delivered pending: judged wait, nothing is taken; put back or redelivered, it is read again; written, it is consumed', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      for (const m of ['m1', 'm2', 'm3']) await stores.messages.send(message(m));
+      const take = async (c: DeliveryClaim | undefined, limit = 0) =>
+        (await stores.messages.take(id, limit, signal(), c)).messages.map((m) => m.data);
+      const first = claim('first');
+      expect(await take(first, 2)).toEqual(['m1', 'm2']);
+      expect(first.shown).toEqual([]);
+      const waiting = claim('waiting', 'wait');
+      expect(await take(waiting)).toEqual([]);
+      expect(waiting.shown).toEqual([{ token: 'first', sinceMs: expect.any(Number) as number }]);
+      await stores.subscriptions.settle(id, 'another', false);
+      expect(await take(claim('again'))).toEqual([]);
+      await stores.subscriptions.settle(id, 'first', false);
+      expect(await take(claim('second'), 1)).toEqual(['m1']);
+      expect(await take(claim('third', 'redeliver'))).toEqual(['m1', 'm2', 'm3']);
+      await stores.subscriptions.settle(id, 'third', true);
+      await stores.messages.send(message('m4'));
+      const after = claim('fourth');
+      expect(await take(after)).toEqual(['m4']);
+      expect(after.shown).toEqual([]);
+      // Read on past it: a take judging a pending delivery written, or a take with no claim.
+      await stores.messages.send(message('m5'));
+      expect(await take(claim('fifth', 'delivered'))).toEqual(['m5']);
+      await stores.messages.send(message('m6'));
+      expect(await take(undefined)).toEqual(['m6']);
+      expect(await take(claim('sixth'))).toEqual([]);
+    });
+
+    it('the sweep keeps what a pending delivery may read again until it is settled', async () => {
+      await newStores();
+      const { id } = await stores.subscriptions.openMessages(owner, undefined);
+      await stores.messages.send(message('m1'));
+      await stores.messages.send(message('m2'));
+      expect((await stores.messages.take(id, 0, signal(), claim('t'))).messages).toHaveLength(2);
+      await stores.messages.sweep(1_000);
+      await stores.subscriptions.settle(id, 't', false);
+      expect((await datas(id)).data).toEqual(['m1', 'm2']);
     });
 
     it('a take whose client left rejects with ClientGone and consumes nothing', async () => {

@@ -62,6 +62,12 @@ export interface SubscriptionsTable {
   queued_messages: Generated<number>;
   /** Message subscriptions: the id of the last message of the log read (or skipped as not addressed). */
   read_message_id: Generated<number>;
+  /** A delivery in flight (hub/deliveries.ts): its answer's token, or null when nothing is pending. */
+  pending_token: string | null;
+  /** When the pending delivery was taken. */
+  pending_ms: number | null;
+  /** Message subscriptions: the cursor before the pending delivery (where a redelivery reads from). */
+  redeliver_from: number | null;
 }
 
 export interface StateObjectFiltersTable {
@@ -76,6 +82,8 @@ export interface StateObjectFiltersTable {
   read_seq: Generated<number>;
   /** The sequence when the filter was added: older tombstones are not news to it. */
   created_seq: Generated<number>;
+  /** The cursor before its subscription's pending delivery (meaningful only while one is pending). */
+  redeliver_seq: number | null;
 }
 
 export interface StateObjectChangesTable {

@@ -1,5 +1,6 @@
 /** The message log's port: one ordered log with bounded retention; each subscription reads it through its cursor. */
 import type { ClientSignal } from '../clientSignal.js';
+import type { DeliveryClaim } from './subscriptions.js';
 
 /**
  * A message as the log keeps it: args and data as JSON text. An engine names its columns so in SQL
@@ -36,8 +37,13 @@ export interface TakenMessages {
 export interface MessageStore {
   /** Appends; with `sagaReplyBy`, only as the answer to an unanswered saga request that caller received (else 403). */
   send(message: NewMessage, options?: { sagaReplyBy?: string; refusal?: string }): Promise<number>;
-  /** Reads what is addressed to the subscription above its cursor and moves it; rejects with ClientGone (nothing consumed) if `abort` fired. */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages>;
+  /**
+   * Reads what is addressed to the subscription above its cursor and moves it; rejects with ClientGone
+   * (nothing consumed) if `abort` fired. With a claim, what it delivers stays pending under the claim's
+   * token until settled (SubscriptionStore.settle), and a pending delivery it finds is judged by the
+   * claim (nothing taken on `wait`); without one, what it delivers is consumed at its COMMIT.
+   */
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages>;
   /** Removes what every cursor has passed and what is past the age limit; returns how many went. */
   sweep(now: number): Promise<number>;
 }

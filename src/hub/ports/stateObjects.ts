@@ -1,5 +1,6 @@
 /** The StateObject log's port: one sequence orders every change; subscriptions read it through a cursor per filter. */
 import type { ClientSignal } from '../clientSignal.js';
+import type { DeliveryClaim } from './subscriptions.js';
 
 export interface StateObjectKey {
   sentinelName: string;
@@ -59,8 +60,11 @@ export interface StateObjectStore {
   ): Promise<StateObjectChange[]>;
   /** Announces objects whose lifetime ran out (a change in the log); returns them. */
   expire(now: number): Promise<StateObjectChange[]>;
-  /** Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone (nothing consumed) if `abort` fired. */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]>;
+  /**
+   * Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone
+   * (nothing consumed) if `abort` fired. A claim works as for MessageStore.take.
+   */
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]>;
   /** The current (not purged) objects matching the patterns, by sentinel, package and name (RequestStateObjects). */
   current(patterns: StateObjectPatterns): Promise<StateObject[]>;
   /** The earliest expiry not yet announced, in epoch ms. */

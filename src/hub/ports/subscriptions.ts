@@ -27,6 +27,30 @@ export interface ExpiredSubscription {
   friendlyName: string;
 }
 
+/**
+ * A delivery whose answer may still be in flight (hub/deliveries.ts): a take that delivers records it on
+ * its subscription (the cursors before it, a token, the time) until it is settled.
+ */
+export interface PendingDelivery {
+  token: string;
+  /** When it was taken, epoch ms. */
+  sinceMs: number;
+}
+
+/**
+ * What a take does about a pending delivery it finds: `delivered` (its answer was written: read on
+ * past it), `redeliver` (its answer never went: read it again from the cursors before it), `wait`
+ * (not known yet: take nothing, change nothing).
+ */
+export type PendingVerdict = 'delivered' | 'redeliver' | 'wait';
+
+/** A take's claim: the token it records with what it delivers, and its judge of a pending delivery it finds. */
+export interface DeliveryClaim {
+  readonly token: string;
+  /** Called inside the take's transaction (so maybe more than once), synchronously. */
+  judge(pending: PendingDelivery): PendingVerdict;
+}
+
 /** Each operation is one transaction whose promise settles after its COMMIT. */
 export interface SubscriptionStore {
   /** Opens (or reuses) the owner's subscription and adds the filter, unless it has it already. */
@@ -39,10 +63,25 @@ export interface SubscriptionStore {
   /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
+  /**
+   * Settles the subscription's pending delivery if `token` is still the pending one: `written`, it is
+   * consumed; otherwise its cursors go back to before it, so the next take reads it again.
+   */
+  settle(id: string, token: string, written: boolean): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
   discountDowntime(now: number): Promise<void>;
   /** Records the heartbeat and removes subscriptions idle since before `idleCutoff`, except `keep` (those with a waiting poll). */
   sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]>;
   /** Records the last moment the hub was alive. */
   heartbeat(now: number): Promise<void>;
+}
+
+/** A take's verdict on its subscription's pending delivery (`token` null: none); a take without a claim reads on. */
+export function pendingVerdict(
+  claim: DeliveryClaim | undefined,
+  token: string | null,
+  sinceMs: number | null,
+): PendingVerdict | undefined {
+  if (token === null) return undefined;
+  return claim ? claim.judge({ token, sinceMs: sinceMs ?? 0 }) : 'delivered';
 }

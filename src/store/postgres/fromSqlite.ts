@@ -31,7 +31,7 @@ export interface CopyFromSqliteOptions {
 export type CopyReport = Record<string, number>;
 
 /** What the SQLite file must have seen for its schema to be the one copied here. */
-const LAST_SQLITE_MIGRATION = '0010_configuration_versions';
+const LAST_SQLITE_MIGRATION = '0011_pending_deliveries';
 
 const CHUNK = 500;
 

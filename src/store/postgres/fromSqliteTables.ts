@@ -75,6 +75,9 @@ export const TABLES: { table: string; from: string; columns: string[]; values(ro
       'created_ms',
       'last_active_ms',
       'read_message_id',
+      'pending_token',
+      'pending_ms',
+      'redeliver_from',
     ],
     values: (r) => [
       r.id,
@@ -84,6 +87,9 @@ export const TABLES: { table: string; from: string; columns: string[]; values(ro
       r.created_ms,
       r.last_active_ms,
       r.read_message_id,
+      r.pending_token,
+      r.pending_ms,
+      r.redeliver_from,
     ],
   },
   {
@@ -99,6 +105,7 @@ export const TABLES: { table: string; from: string; columns: string[]; values(ro
       'exact_name',
       'read_seq',
       'created_seq',
+      'redeliver_seq',
     ],
     values: (r) => [
       r.id,
@@ -110,6 +117,7 @@ export const TABLES: { table: string; from: string; columns: string[]; values(ro
       r.exact_name,
       r.read_seq,
       r.created_seq,
+      r.redeliver_seq,
     ],
   },
   {

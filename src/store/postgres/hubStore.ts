@@ -15,6 +15,7 @@ import type { MessageRetention } from './messages.js';
 import { countQueuedMessages, PostgresMessageStore } from './messages.js';
 import { migratePostgres } from './migrate.js';
 import { PostgresPackageLogStore } from './packageLogs.js';
+import { PostgresPendingDeliveries } from './pendingDeliveries.js';
 import type { PostgresLog } from './pool.js';
 import { createPool, openPostgres } from './pool.js';
 import { PostgresRepositoryStore } from './repository.js';
@@ -64,7 +65,11 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
       announce,
       committed: options.committed,
     }),
-    subscriptions: new PostgresSubscriptionStore(pool, options.maxSubscriptionsPerCredential),
+    subscriptions: new PostgresSubscriptionStore(
+      pool,
+      options.maxSubscriptionsPerCredential,
+      new PostgresPendingDeliveries(pool, log),
+    ),
     packageLogs: new PostgresPackageLogStore(pool, log, announce),
     callers: new PostgresCallerStore(pool),
     descriptors: new PostgresDescriptorStore(pool),

@@ -10,11 +10,14 @@
 import type pg from 'pg';
 import { ClientGone, hubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { MessageAddresses, SentMessage } from '../../hub/messageAddresses.js';
+import type { SentMessage } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
+import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 import { GroupCommit } from './groupCommit.js';
+import { addressesOf } from './messageSubscriptions.js';
 import { appendMessages } from './logs.js';
 import type { NewMessage as NewMessageRow } from './logs.js';
 import type { PostgresLog } from './pool.js';
@@ -50,64 +53,6 @@ export interface PostgresMessageStoreOptions {
   announce?(client: pg.PoolClient): Promise<void>;
   /** Each group commit's COMMIT duration in ms and its items (metrics). */
   committed?(commitMs: number, items: number): void;
-}
-
-type CallerRow = {
-  connection_id: string;
-  friendly_name: string;
-  kind: string;
-  sentinel_name: string;
-  package_name: string;
-  read_message_id: number;
-};
-
-/** Inside a transaction: the subscription's caller names and groups, and its cursor. */
-export async function addressesOf(
-  client: pg.PoolClient,
-  subscription: string,
-): Promise<(MessageAddresses & { readMessageId: number }) | undefined> {
-  const { rows } = await client.query<CallerRow>({
-    name: 'hub_subscription_caller',
-    text: `select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
-           from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = $1`,
-    values: [subscription],
-  });
-  const c = rows[0];
-  if (!c) return undefined;
-  const groups = new Map<string, number>();
-  const isPackage = c.kind === 'package';
-  if (isPackage) {
-    const configured = await client.query<{ group_name: string }>({
-      name: 'hub_configured_groups',
-      text: 'select group_name from package_instance_groups where sentinel_name = $1 and instance_name = $2',
-      values: [c.sentinel_name, c.package_name],
-    });
-    for (const g of configured.rows) groups.set(g.group_name, 0);
-  }
-  const joined = await client.query<{ group_name: string; joined_after: number }>({
-    name: 'hub_joined_groups',
-    text: 'select group_name, joined_after from message_group_members where subscription_id = $1',
-    values: [subscription],
-  });
-  for (const g of joined.rows) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
-  return {
-    connectionId: c.connection_id,
-    friendlyName: c.friendly_name,
-    isPackage,
-    sentinelName: c.sentinel_name,
-    packageName: c.package_name,
-    groups,
-    readMessageId: c.read_message_id,
-  };
-}
-
-/** The message log's head: the last id given (a new subscription's cursor, a joined group's start). */
-export async function messageHead(client: pg.ClientBase | pg.Pool): Promise<number> {
-  const { rows } = await client.query<{ seq: number }>({
-    name: 'hub_message_head',
-    text: `select seq from log_heads where log = 'messages'`,
-  });
-  return rows[0].seq;
 }
 
 export class PostgresMessageStore implements MessageStore {
@@ -164,15 +109,18 @@ export class PostgresMessageStore implements MessageStore {
     return id;
   }
 
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages> {
+  /** A claim works as the port says: what it delivers stays pending, a pending delivery found is judged first. */
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
     return transaction(
       this.#pool,
       async (client) => {
         const to = await addressesOf(client, subscription);
         if (!to) return { messages: [], missed: 0 };
+        const verdict = pendingVerdict(claim, to.pendingToken, to.pendingMs);
+        if (verdict === 'wait') return { messages: [], missed: 0 };
         const messages: Message[] = [];
         let missed = 0;
-        const readFrom = to.readMessageId;
+        const readFrom = verdict === 'redeliver' ? (to.redeliverFrom ?? to.readMessageId) : to.readMessageId;
         let cursor = readFrom;
         for (;;) {
           const { rows } = await client.query<Message>({
@@ -200,10 +148,12 @@ export class PostgresMessageStore implements MessageStore {
         const now = Date.now();
         if (messages.length > 0) {
           if (abort.aborted) throw new ClientGone();
+          // Pending until its answer is written. A concurrent take's update fails this one (40001): it runs again.
           await client.query({
-            name: 'hub_message_advance_touch',
-            text: 'update subscriptions set read_message_id = greatest(read_message_id, $1), last_active_ms = $2 where id = $3',
-            values: [cursor, now, subscription],
+            name: 'hub_message_deliver',
+            text: `update subscriptions set read_message_id = $1, last_active_ms = $2, redeliver_from = $4,
+                   pending_token = $5, pending_ms = $2 where id = $3`,
+            values: [cursor, now, subscription, readFrom, claim?.token ?? null],
           });
           const sagas = messages
             .filter((m) => m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY)
@@ -216,10 +166,10 @@ export class PostgresMessageStore implements MessageStore {
               values: [to.connectionId, now, [...new Set(sagas)]],
             });
           }
-        } else if (cursor > readFrom) {
+        } else if (cursor !== to.readMessageId || verdict !== undefined) {
           await client.query({
             name: 'hub_message_advance',
-            text: 'update subscriptions set read_message_id = $1 where id = $2 and read_message_id < $1',
+            text: 'update subscriptions set read_message_id = $1, pending_token = null where id = $2',
             values: [cursor, subscription],
           });
         }
@@ -235,7 +185,8 @@ export class PostgresMessageStore implements MessageStore {
       const cutoff = now - this.#retention.ms;
       const read = await client.query({
         name: 'hub_message_drop_read',
-        text: `delete from messages where id <= (select coalesce(min(read_message_id), 0) from subscriptions where kind = 'messages')
+        text: `delete from messages where id <= (select coalesce(min(case when pending_token is null then read_message_id
+                 else least(read_message_id, redeliver_from) end), 0) from subscriptions where kind = 'messages')
                or (not exists (select 1 from subscriptions where kind = 'messages'))`,
       });
       const old = await client.query({

@@ -62,6 +62,12 @@ export interface SubscriptionsTable {
   created_ms: number;
   last_active_ms: number;
   read_message_id: Generated<number>;
+  /** A delivery in flight (hub/deliveries.ts): its answer's token, or null when nothing is pending. */
+  pending_token: string | null;
+  /** When the pending delivery was taken. */
+  pending_ms: number | null;
+  /** Message subscriptions: the cursor before the pending delivery (where a redelivery reads from). */
+  redeliver_from: number | null;
 }
 
 /** Patterns as the wire gives them (`*` any run); the `*_like` columns are generated from them. */
@@ -79,6 +85,8 @@ export interface StateObjectFiltersTable {
   exact_name: string | null;
   read_seq: Generated<number>;
   created_seq: Generated<number>;
+  /** The cursor before its subscription's pending delivery (meaningful only while one is pending). */
+  redeliver_seq: number | null;
 }
 
 export interface MessageGroupMembersTable {

@@ -1,11 +1,14 @@
 /**
  * A poll's take on PostgreSQL (stateObjects.ts): inside the caller's repeatable-read transaction, reads
- * each filter of the subscription above its cursor up to the log's head, and moves the cursors past.
+ * each filter of the subscription above its cursor up to the log's head, and moves the cursors past (a
+ * claim's pending delivery judged first and what it delivers left pending: pendingDeliveries.ts).
  */
 import type pg from 'pg';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { StateObject, TakenStateObject } from '../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
+import { deliverFilters, judgeFilters } from './pendingDeliveries.js';
 
 /** The columns as the port names them (`AS`): the rows reach the wire records as they are. */
 export const COLUMNS = `sentinel_name as "sentinelName", package_name as "packageName", name, type, value, metadatas,
@@ -30,7 +33,9 @@ export async function takeStateObjects(
   subscription: string,
   limit: number,
   abort: ClientSignal,
+  claim: DeliveryClaim | undefined,
 ): Promise<TakenStateObject[]> {
+  if ((await judgeFilters(client, subscription, claim)) === 'wait') return [];
   const top = await headOf(client);
   const filters = (
     await client.query<FilterRow>({
@@ -65,19 +70,15 @@ export async function takeStateObjects(
     rows = rows.slice(0, limit);
     readUpTo = rows[rows.length - 1].seq;
   }
-  if (filters.some((f) => f.read_seq < readUpTo)) {
+  if (rows.length > 0) {
+    if (abort.aborted) throw new ClientGone();
+    // Active now, and pending until its answer is written.
+    await deliverFilters(client, subscription, readUpTo, claim, Date.now());
+  } else if (filters.some((f) => f.read_seq < readUpTo)) {
     await client.query({
       name: 'hub_take_advance',
       text: 'update state_object_filters set read_seq = $2 where subscription_id = $1 and read_seq < $2',
       values: [subscription, readUpTo],
-    });
-  }
-  if (rows.length > 0) {
-    if (abort.aborted) throw new ClientGone();
-    await client.query({
-      name: 'hub_touch',
-      text: 'update subscriptions set last_active_ms = $1 where id = $2',
-      values: [Date.now(), subscription],
     });
   }
   return rows.map((r) => ({

@@ -16,11 +16,17 @@ import type {
   StateObjectWrite,
   TakenStateObject,
 } from '../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { GroupCommit } from './groupCommit.js';
 import { upsertStateObjects } from './logs.js';
 import type { PostgresLog } from './pool.js';
 import { COLUMNS, takeStateObjects } from './stateObjectTake.js';
 import { storeError, transaction } from './transaction.js';
+
+/** The lowest cursor, counting where a pending delivery may read again from. */
+const UNREAD_BY_ALL = `select coalesce(min(case when s.pending_token is null then f.read_seq
+  else least(f.read_seq, f.redeliver_seq) end), 9007199254740991)
+  from state_object_filters f join subscriptions s on s.id = f.subscription_id`;
 
 /** A wire `*` pattern as a LIKE pattern (`\`, `%`, `_` escaped with `\`, `*` → `%`), as the filters' generated columns. */
 export const toLike = (pattern: string) => pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replace(/\*/g, '%');
@@ -144,8 +150,8 @@ export class PostgresStateObjectStore implements StateObjectStore {
    * `limit` changed objects, 0 = all, each with its latest value), and moves its cursors past them.
    * Rejects with ClientGone, rolling back, when `abort` fired meanwhile.
    */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]> {
-    return transaction(this.#pool, (client) => takeStateObjects(client, subscription, limit, abort), {
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]> {
+    return transaction(this.#pool, (client) => takeStateObjects(client, subscription, limit, abort, claim), {
       isolation: 'repeatable read',
     });
   }
@@ -179,7 +185,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
   async sweep(cutoffMs: number): Promise<number> {
     try {
       const result = await this.#pool.query(
-        `delete from state_objects where is_deleted and (seq <= (select coalesce(min(read_seq), 9007199254740991) from state_object_filters)
+        `delete from state_objects where is_deleted and (seq <= (${UNREAD_BY_ALL})
          or last_update_ms < $1)`,
         [cutoffMs],
       );

@@ -18,7 +18,8 @@ import type {
   SubscriptionStore,
 } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
-import { addressesOf, messageHead } from './messages.js';
+import { addressesOf, messageHead } from './messageSubscriptions.js';
+import type { PostgresPendingDeliveries } from './pendingDeliveries.js';
 import { storeError, transaction } from './transaction.js';
 
 const HEARTBEAT_KEY = 'heartbeat_ms';
@@ -29,6 +30,7 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly maxPerCredential: number,
+    private readonly pending: PostgresPendingDeliveries,
   ) {}
 
   openStateObjects(
@@ -119,6 +121,10 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     } catch (error) {
       throw storeError(error);
     }
+  }
+
+  settle(id: string, token: string, written: boolean): Promise<void> {
+    return this.pending.settle(id, token, written);
   }
 
   /** Under a lock on the heartbeat row: two processes starting at once discount the downtime once. */

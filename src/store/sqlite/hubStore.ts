@@ -15,6 +15,7 @@ import { SqliteDescriptorStore } from './descriptors.js';
 import { SqliteHubSettingStore } from './hubSettings.js';
 import { countQueuedMessages, SqliteMessageStore } from './messages.js';
 import { SqlitePackageLogStore } from './packageLogs.js';
+import { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import { SqliteRepositoryStore } from './repository.js';
 import { countStateObjects, SqliteStateObjectStore } from './stateObjects.js';
 import { countSubscriptions, SqliteSubscriptionStore } from './subscriptions.js';
@@ -50,7 +51,8 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     throw error;
   }
   const batcher = new TransactionBatcher(db, sqlite, { lockWaitMs: options.lockWaitMs, committed });
-  const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher);
+  const pending = new SqlitePendingDeliveries(sqlite, batcher);
+  const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher, pending);
   const messages = new SqliteMessageStore(sqlite, batcher, options.messageRetention);
   const vacuum = setInterval(() => {
     try {
@@ -71,6 +73,7 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
       batcher,
       stateObjects,
       messages,
+      pending,
       options.maxSubscriptionsPerCredential,
     ),
     packageLogs: new SqlitePackageLogStore(db, sqlite, batcher),

@@ -11,6 +11,8 @@ import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
+import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 import { ScopeType } from '../../hub/scope.js';
 
@@ -29,6 +31,14 @@ const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.s
 const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
 const NO_ARGS: string[] = [];
 
+/** A message subscription's cursor and its pending delivery (PendingDelivery), as its row has them. */
+interface SubscriptionCursor {
+  readMessageId: number;
+  pendingToken: string | null;
+  pendingMs: number | null;
+  redeliverFrom: number | null;
+}
+
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
 
@@ -38,7 +48,7 @@ export class SqliteMessageStore implements MessageStore {
   private readonly maxId;
   private readonly page;
   private readonly advance;
-  private readonly advanceAndTouch;
+  private readonly deliver;
   private readonly callerOf;
   private readonly configuredGroups;
   private readonly joinedGroups;
@@ -64,12 +74,12 @@ export class SqliteMessageStore implements MessageStore {
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
     // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
     this.page = sqlite.prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`);
-    this.advance = sqlite.prepare('update subscriptions set read_message_id = ? where id = ? and read_message_id < ?');
-    this.advanceAndTouch = sqlite.prepare(
-      'update subscriptions set read_message_id = max(read_message_id, ?), last_active_ms = ? where id = ?',
-    );
+    this.advance = sqlite.prepare('update subscriptions set read_message_id = ?, pending_token = null where id = ?');
+    this.deliver = sqlite.prepare(`update subscriptions set read_message_id = ?, last_active_ms = ?, redeliver_from = ?,
+      pending_token = ?, pending_ms = ? where id = ?`);
     this.callerOf =
-      sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id
+      sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id,
+        s.pending_token, s.pending_ms, s.redeliver_from
       from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
     this.configuredGroups = sqlite
       .prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?')
@@ -83,7 +93,13 @@ export class SqliteMessageStore implements MessageStore {
     this.rememberSaga = sqlite.prepare(`insert into saga_requests (connection_id, saga_id, received_ms) values (?, ?, ?)
       on conflict do update set received_ms = excluded.received_ms`);
     this.forgetSaga = sqlite.prepare('delete from saga_requests where received_ms < ?');
-    this.readByAll = sqlite.prepare("select min(read_message_id) from subscriptions where kind = 'messages'").pluck();
+    // A pending delivery may be read again from the cursor before it.
+    this.readByAll = sqlite
+      .prepare(
+        `select min(case when pending_token is null then read_message_id else min(read_message_id, redeliver_from) end)
+         from subscriptions where kind = 'messages'`,
+      )
+      .pluck();
     this.expire = sqlite.prepare('delete from messages where sent_ms < ? and id < ?');
     // Read by every cursor, but maybe still pending for a subscription from before the log (migration 0003).
     this.dropRead = sqlite.prepare(`delete from messages where id <= ? and id < ?
@@ -113,8 +129,8 @@ export class SqliteMessageStore implements MessageStore {
     });
   }
 
-  /** Inside a subscription's transaction: the caller's names and groups. */
-  addressesNow(subscription: string): (MessageAddresses & { readMessageId: number }) | undefined {
+  /** Inside a subscription's transaction: the caller's names and groups, its cursor and what is pending. */
+  addressesNow(subscription: string): (MessageAddresses & SubscriptionCursor) | undefined {
     const c = this.callerOf.get(subscription) as
       | {
           connection_id: string;
@@ -123,6 +139,9 @@ export class SqliteMessageStore implements MessageStore {
           sentinel_name: string;
           package_name: string;
           read_message_id: number;
+          pending_token: string | null;
+          pending_ms: number | null;
+          redeliver_from: number | null;
         }
       | undefined;
     if (!c) return undefined;
@@ -141,6 +160,9 @@ export class SqliteMessageStore implements MessageStore {
       packageName: c.package_name,
       groups,
       readMessageId: c.read_message_id,
+      pendingToken: c.pending_token,
+      pendingMs: c.pending_ms,
+      redeliverFrom: c.redeliver_from,
     };
   }
 
@@ -157,15 +179,18 @@ export class SqliteMessageStore implements MessageStore {
   /**
    * Reads the oldest `limit` (0 = all) messages addressed to the subscription above its cursor and
    * moves the cursor past them, in one transaction; remembers saga requests delivered, so their
-   * replies are exempt. Throws ClientGone (rolling back) when `abort` fired meanwhile.
+   * replies are exempt. With a claim, what it delivers stays pending under the claim's token and a
+   * pending delivery found is judged first (port). Throws ClientGone (rolling back) when `abort` fired.
    */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenMessages> {
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
     return this.batcher.run(() => {
       const to = this.addressesNow(subscription);
       if (!to) return { messages: [], missed: 0 };
+      const verdict = pendingVerdict(claim, to.pendingToken, to.pendingMs);
+      if (verdict === 'wait') return { messages: [], missed: 0 };
       const messages = this.backlog.take(subscription, limit);
       let missed = 0;
-      const readFrom = to.readMessageId;
+      const readFrom = verdict === 'redeliver' ? (to.redeliverFrom ?? to.readMessageId) : to.readMessageId;
       let cursor = readFrom;
       if (messages.length === 0) {
         for (;;) {
@@ -192,13 +217,13 @@ export class SqliteMessageStore implements MessageStore {
       if (messages.length > 0) {
         if (abort.aborted) throw new ClientGone();
         // Active now, in the transaction that consumed (an answer waits for no second commit); one
-        // statement with the cursor.
-        this.advanceAndTouch.run(cursor, now, subscription);
+        // statement with the cursor and what stays pending until the answer is written.
+        this.deliver.run(cursor, now, readFrom, claim?.token ?? null, now, subscription);
         for (const m of messages) {
           if (m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.sagaId, now);
         }
-      } else if (cursor > readFrom) {
-        this.advance.run(cursor, subscription, cursor);
+      } else if (cursor !== to.readMessageId || verdict !== undefined) {
+        this.advance.run(cursor, subscription);
       }
       return { messages, missed };
     });

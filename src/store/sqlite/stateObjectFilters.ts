@@ -8,9 +8,11 @@ import { prepareQuery } from '../../db/prepared.js';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { StateObject, StateObjectPatterns, TakenStateObject } from '../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
 import type { StateObjectGlobs } from './glob.js';
 import { fromGlob, globsOf, narrowGlob } from './glob.js';
+import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 
 /**
  * The columns of a state_objects row named as the domain's StateObject (so a row read is the object
@@ -74,7 +76,11 @@ export class StateObjectFilters {
   private readonly touch;
   private readonly backlog: LegacyBacklog;
 
-  constructor(db: Db, sqlite: Sqlite.Database) {
+  constructor(
+    db: Db,
+    sqlite: Sqlite.Database,
+    private readonly pending: SqlitePendingDeliveries,
+  ) {
     this.backlog = new LegacyBacklog(sqlite);
     this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
 
@@ -173,9 +179,17 @@ export class StateObjectFilters {
   /**
    * Inside a transaction: reads what the subscription has not seen up to `top` (the oldest `limit`
    * changed objects, 0 = all, each with its latest value) and moves its cursors past them. Throws
-   * ClientGone when `abort` fired: the caller's transaction rolls back and nothing is consumed.
+   * ClientGone when `abort` fired: the caller's transaction rolls back and nothing is consumed. A
+   * claim works as StateObjectStore.take says (pendingDeliveries.ts).
    */
-  takeNow(subscription: string, limit: number, abort: ClientSignal, top: number): TakenStateObject[] {
+  takeNow(
+    subscription: string,
+    limit: number,
+    abort: ClientSignal,
+    top: number,
+    claim: DeliveryClaim | undefined,
+  ): TakenStateObject[] {
+    if (this.pending.judgeFiltersNow(subscription, claim) === 'wait') return [];
     const legacy = this.backlog.take(subscription, limit);
     if (legacy.length > 0) {
       if (abort.aborted) throw new ClientGone();
@@ -220,11 +234,13 @@ export class StateObjectFilters {
       rows = rows.slice(0, limit);
       readUpTo = rows[rows.length - 1].seq;
     }
-    if (filters.some((f) => f.readSeq < readUpTo)) this.advance.run({ subscription, seq: readUpTo });
     if (rows.length > 0) {
       if (abort.aborted) throw new ClientGone();
-      // Active now, in the transaction that consumed: an answer waits for no second commit.
-      this.touch.run(Date.now(), subscription);
+      // Active now, in the transaction that consumed (an answer waits for no second commit), pending
+      // until its answer is written.
+      this.pending.deliverFiltersNow(subscription, readUpTo, claim, Date.now());
+    } else if (filters.some((f) => f.readSeq < readUpTo)) {
+      this.advance.run({ subscription, seq: readUpTo });
     }
     return rows.map((r) => ({
       sentinelName: r.sentinelName,

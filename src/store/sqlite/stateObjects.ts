@@ -17,8 +17,10 @@ import type {
   StateObjectWrite,
   TakenStateObject,
 } from '../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
+import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
 
 /**
@@ -62,6 +64,10 @@ export async function countStateObjects(db: Db): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** The lowest cursor, counting where a pending delivery may read again from. */
+const UNREAD_BY_ALL = sql`select coalesce(min(iif(s.pending_token is null, f.read_seq, min(f.read_seq,
+  coalesce(f.redeliver_seq, f.read_seq)))), 9007199254740991) from state_object_filters f join subscriptions s on s.id = f.subscription_id`;
+
 /**
  * Removes tombstones every cursor has passed, and those older than `cutoffMs` whoever has not read them
  * (a subscription that far behind gets the object's absence, not its purge).
@@ -70,12 +76,7 @@ async function deleteTombstones(db: Db, cutoffMs: number): Promise<number> {
   const result = await db
     .deleteFrom('state_objects')
     .where('is_deleted', '=', 1)
-    .where((eb) =>
-      eb.or([
-        eb('seq', '<=', sql<number>`(select coalesce(min(read_seq), 9007199254740991) from state_object_filters)`),
-        eb('last_update_ms', '<', cutoffMs),
-      ]),
-    )
+    .where((eb) => eb.or([eb('seq', '<=', sql<number>`(${UNREAD_BY_ALL})`), eb('last_update_ms', '<', cutoffMs)]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
@@ -94,6 +95,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
     private readonly db: Db,
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
+    pending: SqlitePendingDeliveries,
   ) {
     const top = sqlite
       .prepare(
@@ -101,7 +103,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
       )
       .get() as { top: number };
     this.seq = top.top;
-    this.filters = new StateObjectFilters(db, sqlite);
+    this.filters = new StateObjectFilters(db, sqlite, pending);
 
     type Upsert = {
       sentinelName: string;
@@ -273,8 +275,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
    * its latest value) and moves its cursors past them in the same transaction. Rejects with ClientGone,
    * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
    */
-  take(subscription: string, limit: number, abort: ClientSignal): Promise<TakenStateObject[]> {
-    return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq));
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]> {
+    return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq, claim));
   }
 
   current(patterns: StateObjectPatterns): Promise<StateObject[]> {

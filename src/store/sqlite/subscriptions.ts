@@ -22,6 +22,7 @@ import type {
 } from '../../hub/ports/subscriptions.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
 import type { SqliteMessageStore } from './messages.js';
+import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import type { SqliteStateObjectStore } from './stateObjects.js';
 
 /** The hub setting that records the last moment the hub was alive (idle time counts only while it runs). */
@@ -39,6 +40,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     private readonly batcher: TransactionBatcher,
     private readonly stateObjects: SqliteStateObjectStore,
     private readonly messages: SqliteMessageStore,
+    private readonly pending: SqlitePendingDeliveries,
     private readonly maxPerCredential: number,
   ) {
     this.select = sqlite.prepare('select * from subscriptions where id = ?');
@@ -90,6 +92,10 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     return this.batcher.run(() => {
       this.touch.run(Date.now(), id);
     });
+  }
+
+  settle(id: string, token: string, written: boolean): Promise<void> {
+    return this.pending.settle(id, token, written);
   }
 
   discountDowntime(now: number): Promise<void> {

@@ -1,0 +1,71 @@
+/**
+ * Pending deliveries on SQLite (hub/deliveries.ts): the StateObject side of a take's claim (each filter's
+ * cursor before the delivery, the token on the subscription) and the settling of any subscription's
+ * pending delivery: consumed (the token goes), or put back (the cursors return to before it).
+ * `…Now` methods run inside the caller's transaction.
+ */
+import type Sqlite from 'better-sqlite3';
+import type { TransactionBatcher } from '../../db/batch.js';
+import type { DeliveryClaim, PendingVerdict } from '../../hub/ports/subscriptions.js';
+import { pendingVerdict } from '../../hub/ports/subscriptions.js';
+
+export class SqlitePendingDeliveries {
+  private readonly pendingOf;
+  private readonly restoreFilters;
+  private readonly deliverFilters;
+  private readonly deliverSubscription;
+  private readonly clear;
+  private readonly consumed;
+  private readonly putBack;
+
+  constructor(
+    sqlite: Sqlite.Database,
+    private readonly batcher: TransactionBatcher,
+  ) {
+    this.pendingOf = sqlite.prepare('select pending_token, pending_ms from subscriptions where id = ?');
+    this.restoreFilters = sqlite.prepare(
+      'update state_object_filters set read_seq = redeliver_seq where subscription_id = ? and redeliver_seq is not null',
+    );
+    this.deliverFilters = sqlite.prepare(
+      'update state_object_filters set redeliver_seq = read_seq, read_seq = max(read_seq, ?) where subscription_id = ?',
+    );
+    this.deliverSubscription = sqlite.prepare(
+      'update subscriptions set last_active_ms = ?, pending_token = ?, pending_ms = ? where id = ?',
+    );
+    this.clear = sqlite.prepare('update subscriptions set pending_token = null where id = ?');
+    this.consumed = sqlite.prepare('update subscriptions set pending_token = null where id = ? and pending_token = ?');
+    this.putBack = sqlite.prepare(`update subscriptions set read_message_id = coalesce(redeliver_from, read_message_id),
+      pending_token = null where id = ? and pending_token = ?`);
+  }
+
+  /**
+   * Inside a StateObject take: the claim's verdict on the subscription's pending delivery (undefined:
+   * none). On `redeliver` the filters' cursors are back before it; any verdict but `wait` ends it.
+   */
+  judgeFiltersNow(subscription: string, claim: DeliveryClaim | undefined): PendingVerdict | undefined {
+    const row = this.pendingOf.get(subscription) as
+      { pending_token: string | null; pending_ms: number | null } | undefined;
+    if (!row) return undefined;
+    const verdict = pendingVerdict(claim, row.pending_token, row.pending_ms);
+    if (verdict === 'redeliver') this.restoreFilters.run(subscription);
+    if (verdict === 'delivered' || verdict === 'redeliver') this.clear.run(subscription);
+    return verdict;
+  }
+
+  /** Inside a StateObject take that delivers: every cursor moves to `seq` at least, the move pending under the claim. */
+  deliverFiltersNow(subscription: string, seq: number, claim: DeliveryClaim | undefined, now: number): void {
+    this.deliverFilters.run(seq, subscription);
+    this.deliverSubscription.run(now, claim?.token ?? null, now, subscription);
+  }
+
+  /** SubscriptionStore.settle: consumed when written, else the cursors go back; only while `token` is pending. */
+  settle(id: string, token: string, written: boolean): Promise<void> {
+    return this.batcher.run(() => {
+      if (written) {
+        this.consumed.run(id, token);
+      } else if (this.putBack.run(id, token).changes > 0) {
+        this.restoreFilters.run(id);
+      }
+    });
+  }
+}
