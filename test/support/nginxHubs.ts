@@ -119,7 +119,7 @@ function kill9(proc: ChildProcess | undefined): Promise<void> {
   });
 }
 
-/** Starts `count` hub processes on `databaseUrl` (started one after another: one migrates) and nginx in front. */
+/** Starts `count` hub processes on `databaseUrl` (the first alone: it migrates) and nginx in front. */
 export async function startNginxHubs(
   databaseUrl: string,
   count = 3,
@@ -145,7 +145,9 @@ export async function startNginxHubs(
   let nginx: ChildProcess | undefined;
   const prefix = tempDir();
   try {
-    for (const hub of hubs) await startHubProcess(hub, hubEnv);
+    // The first creates the tables; the others start together and find them there.
+    await startHubProcess(hubs[0], hubEnv);
+    await Promise.all(hubs.slice(1).map((hub) => startHubProcess(hub, hubEnv)));
     for (const dir of ['tmp', 'tmp/body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi'])
       fs.mkdirSync(path.join(prefix, dir), { recursive: true });
     fs.chmodSync(prefix, 0o755);
