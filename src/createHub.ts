@@ -11,7 +11,11 @@ import { ConfigurationError } from './config/validate.js';
 import type { OpenedDatabase } from './db/open.js';
 import { lockDataDirectory } from './db/dataDirectory.js';
 import { CallerDirectory } from './hub/caller.js';
-import { Configuration } from './hub/configuration.js';
+import type { Configuration } from './hub/configuration.js';
+import { FileConfiguration } from './hub/configurationOnFile.js';
+import { SharedConfiguration } from './hub/configurationShared.js';
+import type { SharedStartingConfiguration } from './hub/configurationSharedStart.js';
+import { sharedStartingConfiguration } from './hub/configurationSharedStart.js';
 import { Descriptors } from './hub/descriptors.js';
 import { ExpiryTimer } from './hub/expiry.js';
 import { ConfigurationFileActions } from './hub/configurationFileActions.js';
@@ -42,6 +46,7 @@ import type { HubStore } from './hub/ports/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
+import { CONFIGURATION_CHANNEL } from './store/postgres/configuration.js';
 import { HUB_VERSION } from './version.js';
 
 export interface Hub {
@@ -101,13 +106,16 @@ function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] 
 async function createServices(
   options: HubOptions,
   logger: Logger,
-  loaded: StartingConfiguration,
+  loaded: StartingConfiguration | SharedStartingConfiguration,
   store: HubStore,
   notifier: Notifier,
   metrics: HubMetrics,
 ) {
   const { file, text: configText, generatedAdminKey } = loaded;
-  const configuration = new Configuration(store.configuration, options.configPath, file.config, configText);
+  const configuration: Configuration =
+    'document' in loaded && store.configurationDocument
+      ? new SharedConfiguration(store.configurationDocument, file.config, loaded.document, logger)
+      : new FileConfiguration(store.configuration, options.configPath, file.config, configText);
   await configuration.recordStart({
     by: generatedAdminKey === undefined ? '(file)' : '(first start)',
     reason: 'start',
@@ -163,7 +171,7 @@ async function createServices(
     packageLogs,
     descriptors,
     management: {
-      configurationFile: new ConfigurationFileActions(configuration, messages, options.configPath, (address) =>
+      configurationFile: new ConfigurationFileActions(configuration, messages, (address) =>
         checkServable(options, address),
       ),
       sentinels,
@@ -197,15 +205,25 @@ async function createServices(
   return { services, expiry, sweeper };
 }
 
+/** The configuration a PostgreSQL hub starts with: the database's, imported from the file by the first start. */
+async function sharedStart(options: HubOptions, logger: Logger, store: HubStore): Promise<SharedStartingConfiguration> {
+  if (!store.configurationDocument) throw new Error('this store keeps no configuration document');
+  return sharedStartingConfiguration(store.configurationDocument, options.configPath, options.adminKey, logger);
+}
+
+function warnIgnored(logger: Logger, where: string, ignored: string[]): void {
+  if (ignored.length) logger.warn({ ignored }, `${where}: not used by this hub (ignored): ${ignored.join('; ')}`);
+}
+
+/** How often a PostgreSQL hub re-reads the configuration document without a notification. */
+const CONFIGURATION_FALLBACK_MS = 5_000;
+
 async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
-  const loaded = await startingConfiguration(options.configPath, options.adminKey);
-  const { file, generatedAdminKey } = loaded;
-  const addresses = listenPlan(options, file.config.listenUris);
-  if (file.ignored.length)
-    logger.warn(
-      { ignored: file.ignored },
-      `configuration file ${options.configPath}: not used by this hub (ignored): ${file.ignored.join('; ')}`,
-    );
+  // SQLite: the file is the configuration, checked before any database work. PostgreSQL: the
+  // database's document (configurationSharedStart.ts), read once the store is open.
+  const fileStart = options.databaseUrl ? undefined : await startingConfiguration(options.configPath, options.adminKey);
+  if (fileStart) warnIgnored(logger, `configuration file ${options.configPath}`, fileStart.file.ignored);
+  const fileAddresses = fileStart && listenPlan(options, fileStart.file.config.listenUris);
   fs.mkdirSync(options.dataDir, { recursive: true });
   const notifier = new Notifier();
   // The counts are read at scrape time only, long after `store` below exists.
@@ -237,6 +255,17 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
         logger,
         committed,
       });
+  let loaded: StartingConfiguration | SharedStartingConfiguration;
+  let addresses: ListenAddress[];
+  try {
+    loaded = fileStart ?? (await sharedStart(options, logger, store));
+    if (!fileStart) warnIgnored(logger, 'configuration in the database', loaded.file.ignored);
+    addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const { generatedAdminKey } = loaded;
   // PostgreSQL: what other hub processes commit wakes this one's polls too.
   const feed = options.databaseUrl
     ? await startCrossProcessWakeUps({
@@ -250,6 +279,12 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     : undefined;
   if (feed) registerCrossProcessMetrics(metrics.registry, feed);
   const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
+  const { configuration } = services;
+  if (configuration instanceof SharedConfiguration) {
+    // Another process's change of the configuration document, applied here.
+    await feed?.listen(CONFIGURATION_CHANNEL, () => configuration.hint());
+    configuration.watch(CONFIGURATION_FALLBACK_MS);
+  }
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();
@@ -259,6 +294,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   try {
     servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);
   } catch (error) {
+    if (configuration instanceof SharedConfiguration) configuration.stopWatching();
     await expiry.stop();
     await sweeper.stop();
     await feed?.stop();
@@ -272,6 +308,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     stopping ??= (async () => {
       readiness.ready = false;
       await servers.close(() => notifier.endAll());
+      if (configuration instanceof SharedConfiguration) configuration.stopWatching();
       await expiry.stop();
       await sweeper.stop();
       await feed?.stop();

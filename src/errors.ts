@@ -104,6 +104,12 @@ export const ERRORS = {
     detail:
       'Apply them first (GET configuration/reload), or post the applied configuration back (its text is the newest applied version in the configuration_versions table), then repeat this change.',
   },
+  ConfigurationPending: {
+    message:
+      'The configuration has changes that are not applied: a configuration was sent with POST configuration and not reloaded since.',
+    detail:
+      'Apply it first (GET configuration/reload), or post the applied configuration back (`hub config export` prints it), then repeat this change.',
+  },
   CredentialInUse: {
     message: (f: { credential: string; users: string }) => `The credential '${f.credential}' is used by ${f.users}.`,
   },

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as initial from './0001_initial.js';
 import * as pendingDeliveries from './0002_pending_deliveries.js';
+import * as configurationDocument from './0003_configuration_document.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -9,4 +10,5 @@ import * as pendingDeliveries from './0002_pending_deliveries.js';
 export const postgresMigrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_pending_deliveries': pendingDeliveries,
+  '0003_configuration_document': configurationDocument,
 };

@@ -159,6 +159,28 @@ export interface StartingConfiguration {
 }
 
 /**
+ * A document a hub is to start with, parsed: throws ConfigurationError when it could not run a hub
+ * (it does not read, or nobody could manage the hub).
+ */
+export function parseStartingDocument(text: string): ConfigurationFile {
+  const file = parseConfigurationFile(text);
+  const problem = managementAccessProblem(file.config);
+  if (problem)
+    throw new ConfigurationError(
+      `${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`,
+    );
+  return file;
+}
+
+/** The document of a first start with no file: the default one, with `adminKey` or a generated key. */
+export function firstStartDocument(adminKey: string | undefined): StartingConfiguration {
+  const generatedAdminKey = adminKey ? undefined : generateAccessKey();
+  const config = defaultConfiguration(adminKey ?? (generatedAdminKey as string));
+  const text = serializeConfiguration(config);
+  return { file: { config, appSettings: {}, ignored: [] }, text, generatedAdminKey };
+}
+
+/**
  * Reads the configuration file; on a first start writes the default one (with `adminKey`, or a generated
  * key). Throws ConfigurationError, before any database work, when the file could not run a hub.
  */
@@ -167,18 +189,8 @@ export async function startingConfiguration(
   adminKey: string | undefined,
 ): Promise<StartingConfiguration> {
   const text = await readConfigurationText(configPath);
-  if (text !== undefined) {
-    const file = parseConfigurationFile(text);
-    const problem = managementAccessProblem(file.config);
-    if (problem)
-      throw new ConfigurationError(
-        `${problem}. Give one credential enable="true" enableManagementAPI="true" in the file and start again.`,
-      );
-    return { file, text };
-  }
-  const generatedAdminKey = adminKey ? undefined : generateAccessKey();
-  const config = defaultConfiguration(adminKey ?? (generatedAdminKey as string));
-  const written = serializeConfiguration(config);
-  await writeFileAtomically(configPath, written);
-  return { file: { config, appSettings: {}, ignored: [] }, text: written, generatedAdminKey };
+  if (text !== undefined) return { file: parseStartingDocument(text), text };
+  const first = firstStartDocument(adminKey);
+  await writeFileAtomically(configPath, first.text);
+  return first;
 }

@@ -53,6 +53,7 @@ export const ERROR_STATUS = {
   LastManagementCredential: 409,
   LicenseLimit: 409,
   ConfigurationFilePending: 409,
+  ConfigurationPending: 409,
   BodyTooLarge: 413,
   PackageTooLarge: 413,
   ValueTooLarge: 414,

@@ -1,25 +1,15 @@
 /**
- * The applied configuration: the XML file is the configuration (the administrator's), memory holds it
- * for every request, and the tables keep its history. Every change of it (a management write, a reload
- * or SIGHUP, a posted file) runs under one FIFO mutex and reads what it builds on (the file, or memory)
- * inside it, so no change can put back a configuration older than the one it replaces. Each change: the
- * new text is written beside the file and fsynced, the version is committed to the history table, the
- * file is renamed into place, and only then is the in-memory copy swapped. A failure at any step undoes
- * the steps before it: file, tables and memory stay on one version.
- *
- * A management write edits the file in place (xmlEdit.ts). It refuses (409) when the file on disk is no
- * longer the text the hub last applied or wrote (a hand edit, or `POST configuration` not yet reloaded):
- * applying on top would either drop that change or apply it unasked.
+ * The applied configuration: memory holds it for every request (with lookups rebuilt at each swap),
+ * and every change of it (a management write, a reload or SIGHUP, a posted document) runs under one
+ * FIFO mutex and reads what it builds on inside it, so no change can put back a configuration older
+ * than the one it replaces (docs/configuration.md, "Order of changes"). Where the document lives is the
+ * subclass's: the XML file (FileConfiguration, configurationOnFile.ts: SQLite mode) or the database,
+ * shared by every hub process (SharedConfiguration, configurationShared.ts: PostgreSQL mode).
  */
 import { Mutex } from 'async-mutex';
 import { isDeepStrictEqual } from 'node:util';
-import { readConfigurationText, stageFile } from '../config/configFile.js';
 import type { Credential, HubConfiguration, PackageInstance, Sentinel } from '../config/model.js';
 import { Immer } from 'immer';
-import { editTextOffLoop } from '../config/offLoop.js';
-import { validateConfiguration } from '../config/validate.js';
-import { hubError } from '../errors.js';
-import type { ConfigurationStore, ConfigurationVersion } from './ports/configuration.js';
 
 export interface InstanceRef {
   sentinel: Sentinel;
@@ -32,23 +22,30 @@ export interface ChangeOrigin {
   reason: string;
 }
 
-export const pendingFileConflict = () => hubError('ConfigurationFilePending');
+/** What a reload changed: the configurations before and after it. */
+export interface Reloaded {
+  before: HubConfiguration;
+  after: HubConfiguration;
+}
+
+/** Turns a document's text (undefined: there is none) into the configuration it starts, or throws. */
+export type ReadDocument = (text: string | undefined) => Promise<HubConfiguration>;
 
 // Drafts share every part a change does not touch (structural sharing), so making one costs nothing
 // however large the configuration; nothing is frozen, as the rest of the code only reads it.
 const immer = new Immer({ autoFreeze: false });
 
 /** Lets the event loop run between two pieces of a long change. */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const groupsOf = (config: HubConfiguration) =>
   config.sentinels.map((s) => s.packages.map((p) => [s.name, p.name, p.groups]));
-const sameGroups = (a: HubConfiguration, b: HubConfiguration) => isDeepStrictEqual(groupsOf(a), groupsOf(b));
+export const sameGroups = (a: HubConfiguration, b: HubConfiguration) => isDeepStrictEqual(groupsOf(a), groupsOf(b));
 
-export class Configuration {
+export abstract class Configuration {
   private config: HubConfiguration;
-  /** The text of the file as the hub last applied or wrote it. */
-  private fileText: string;
+  /** The text of the document as the hub last applied or wrote it. */
+  private text: string;
   // Lookups for every authenticated request, rebuilt whenever the configuration is swapped: O(1)
   // however many sentinels and instances, and no objects built per request.
   private byKey = new Map<string, Credential>();
@@ -56,16 +53,11 @@ export class Configuration {
   private bySentinel = new Map<string, { sentinel: Sentinel; instances: Map<string, InstanceRef> }>();
   private settingsGroups = new Map<string, HubConfiguration['settingsGroups'][number]>();
   /** Every change of the configuration holds it from reading its base to the swap; waiters go in order. */
-  private readonly changes = new Mutex();
+  protected readonly changes = new Mutex();
 
-  constructor(
-    private readonly history: ConfigurationStore,
-    private readonly configPath: string,
-    initial: HubConfiguration,
-    initialText: string,
-  ) {
+  constructor(initial: HubConfiguration, initialText: string) {
     this.config = initial;
-    this.fileText = initialText;
+    this.text = initialText;
     this.index();
   }
 
@@ -74,96 +66,40 @@ export class Configuration {
   }
 
   /** The text the hub last applied or wrote. */
-  get appliedText(): string {
-    return this.fileText;
+  protected get appliedText(): string {
+    return this.text;
   }
 
   /** Records the applied text in the history when it is not already its newest version (start-up). */
-  async recordStart(origin: ChangeOrigin): Promise<void> {
-    await this.history.applied(
-      { writtenBy: origin.by, reason: origin.reason, applied: true, text: this.fileText },
-      this.config,
-      { unlessNewest: true },
-    );
-  }
+  abstract recordStart(origin: ChangeOrigin): Promise<void>;
+
+  /** The document as `GET configuration` answers it: the text a reload would apply. */
+  abstract readText(): Promise<string>;
 
   /**
-   * Applies the file as it is on disk now (reload, SIGHUP): `read` turns its text (undefined: no file)
-   * into the configuration it starts, or throws changing nothing. A file that is the text already
-   * applied changes nothing. Returns the configurations before and after, or undefined when nothing was new.
+   * Applies the document as it is now (reload, SIGHUP), changing nothing when it is the text already
+   * applied. Returns the configurations before and after, or undefined when nothing was new.
    */
-  reload(
-    read: (text: string | undefined) => Promise<HubConfiguration>,
-    origin: ChangeOrigin,
-  ): Promise<{ before: HubConfiguration; after: HubConfiguration } | undefined> {
-    return this.changes.runExclusive(async () => {
-      const text = await readConfigurationText(this.configPath);
-      if (text === this.fileText) return undefined;
-      const next = await read(text); // throws when there is no file
-      validateConfiguration(next);
-      await this.history.applied(
-        { writtenBy: origin.by, reason: origin.reason, applied: true, text: text as string },
-        next,
-        { unlessNewest: false },
-      );
-      const before = this.config;
-      this.swap(next, text as string);
-      return { before, after: next };
-    });
-  }
+  abstract reload(read: ReadDocument, origin: ChangeOrigin): Promise<Reloaded | undefined>;
 
-  /** Replaces the file with `text` without applying it (`POST configuration`): reload applies it. */
-  saveText(text: string, origin: ChangeOrigin): Promise<void> {
-    return this.changes.runExclusive(() =>
-      this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: false, text }),
-    );
-  }
+  /** Replaces the document with `text` without applying it (`POST configuration`): reload applies it. */
+  abstract saveText(text: string, origin: ChangeOrigin): Promise<void>;
 
   /**
-   * Runs `change` on a copy of the configuration and makes the result the file, the newest version
+   * Runs `change` on a copy of the configuration and makes the result the document, the newest version
    * and the configuration in memory. Changes run one at a time, each on the result of the one before.
-   * Returns the new configuration, which the edited file was checked to read back as (a restart gives it).
+   * Returns the new configuration.
    */
-  update(change: (draft: HubConfiguration) => void, origin: ChangeOrigin): Promise<HubConfiguration> {
-    return this.changes.runExclusive(async () => {
-      const onDisk = await readConfigurationText(this.configPath);
-      if (onDisk !== undefined && onDisk !== this.fileText) throw pendingFileConflict();
-      const draft = immer.produce(this.config, change);
-      validateConfiguration(draft);
-      await yieldToLoop();
-      // The edit is read back and compared with the draft before anything is written. A file removed
-      // behind the hub's back is written again from the applied text.
-      const text = await editTextOffLoop(this.fileText, draft);
-      await this.writeFile(text, { writtenBy: origin.by, reason: origin.reason, applied: true, text }, draft);
-      return this.config;
-    });
+  abstract update(change: (draft: HubConfiguration) => void, origin: ChangeOrigin): Promise<HubConfiguration>;
+
+  /** `change` applied to a copy of the configuration in memory. */
+  protected draft(change: (draft: HubConfiguration) => void): HubConfiguration {
+    return immer.produce(this.config, change);
   }
 
-  /** Staged file, committed version, rename, swap: each failure undoes what came before it. */
-  private async writeFile(text: string, version: ConfigurationVersion, apply?: HubConfiguration): Promise<void> {
-    const staged = await stageFile(this.configPath, text);
-    let versionId: number;
-    try {
-      versionId = await this.history.record(version, apply && !sameGroups(apply, this.config) ? apply : undefined);
-    } catch (error) {
-      await staged.discard();
-      throw error;
-    }
-    try {
-      // A management write checked the file before its edit; a hand edit saved since is not overwritten.
-      if (!(await staged.install(apply ? this.fileText : undefined))) throw pendingFileConflict();
-    } catch (error) {
-      await staged.discard();
-      // Back to the version before: the history row goes, and the groups are those of memory again.
-      await this.history.revert(versionId, apply ? this.config : undefined).catch(() => undefined);
-      throw error;
-    }
-    if (apply) this.swap(apply, text);
-  }
-
-  private swap(next: HubConfiguration, text: string): void {
+  protected swap(next: HubConfiguration, text: string): void {
     this.config = next;
-    this.fileText = text;
+    this.text = text;
     this.index();
   }
 

@@ -1,9 +1,9 @@
 /**
- * The management actions on the configuration file as a whole: read it, replace it (validated as a
- * start would, not applied), and apply it (reload), optionally sending each package instance whose
- * settings changed `__SettingsUpdated`.
+ * The management actions on the configuration document as a whole (the file, or the database's in
+ * PostgreSQL mode): read it, replace it (validated as a start would, not applied), and apply it
+ * (reload), optionally sending each package instance whose settings changed `__SettingsUpdated`.
  */
-import { readConfigurationText } from '../config/configFile.js';
+import type { ConfigurationFile } from '../config/model.js';
 import { parseConfigurationFileOffLoop } from '../config/offLoop.js';
 import { ConfigurationError, managementAccessProblem } from '../config/validate.js';
 import { hubError } from '../errors.js';
@@ -20,17 +20,16 @@ export class ConfigurationFileActions {
   constructor(
     private readonly configuration: Configuration,
     private readonly messages: Messages,
-    private readonly configPath: string,
     /** Throws when this hub could not serve the address (an https URI without a certificate). */
     private readonly checkListen: (address: ListenAddress) => void = () => undefined,
   ) {}
 
-  /** The file's text as it is on disk ('' when there is none). */
-  async read(): Promise<string> {
-    return (await readConfigurationText(this.configPath)) ?? '';
+  /** The document a reload would apply (the file's text as it is on disk; '' when there is none). */
+  read(): Promise<string> {
+    return this.configuration.readText();
   }
 
-  /** Validates as a start would, then replaces the file atomically; does not apply it (reload does). */
+  /** Validates as a start would, then replaces the document; does not apply it (reload does). */
   async save(text: string, origin: ChangeOrigin): Promise<void> {
     await this.checkStartable(text);
     await this.configuration.saveText(text, origin);
@@ -61,20 +60,27 @@ export class ConfigurationFileActions {
     return { changed: true, deployedTo };
   }
 
-  /**
-   * Everything a start would check: the file reads and validates, its listen URIs can be served here,
-   * and someone can still manage the hub. Throws ConfigurationError (400) naming the problem.
-   */
-  private async checkStartable(text: string) {
-    const file = await parseConfigurationFileOffLoop(text);
-    const problem = managementAccessProblem(file.config);
-    if (problem) throw new ConfigurationError(problem);
-    try {
-      listenAddresses(file.config.listenUris, {});
-    } catch (error) {
-      throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
-    }
+  /** startableDocument, and the listen URIs can be served by this process. */
+  private async checkStartable(text: string): Promise<ConfigurationFile> {
+    const file = await startableDocument(text);
     for (const uri of file.config.listenUris) this.checkListen(parseListenUri(uri));
     return file;
   }
+}
+
+/**
+ * Everything a start would check but what is this process's (certificates): the document reads and
+ * validates, its listen URIs are valid, and someone can still manage the hub. Throws
+ * ConfigurationError (400) naming the problem.
+ */
+export async function startableDocument(text: string): Promise<ConfigurationFile> {
+  const file = await parseConfigurationFileOffLoop(text);
+  const problem = managementAccessProblem(file.config);
+  if (problem) throw new ConfigurationError(problem);
+  try {
+    listenAddresses(file.config.listenUris, {});
+  } catch (error) {
+    throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
+  }
+  return file;
 }

@@ -23,3 +23,41 @@ export interface ConfigurationStore {
   /** Undoes `record` for a file that could not be put in place: the version goes, the groups become `config`'s when given. */
   revert(id: number, config?: HubConfiguration): Promise<void>;
 }
+
+/** The configuration document as the database holds it (PostgreSQL: shared by every hub process). */
+export interface StoredConfiguration {
+  /** Incremented by every change of the row. */
+  version: number;
+  /** The text every process applies. */
+  text: string;
+  /** A text sent with `POST configuration` that no reload has applied yet. */
+  pending: string | undefined;
+}
+
+/**
+ * The configuration document kept in the database (PostgreSQL): the same XML text the file holds in
+ * SQLite mode, changed only by compare-and-set on its version; each change announced to the other
+ * processes after its COMMIT.
+ */
+export interface ConfigurationDocumentStore {
+  /** The document, or undefined when the database has none yet. */
+  read(): Promise<StoredConfiguration | undefined>;
+  /**
+   * Stores `text` as the document (and `history`, and the groups of `config`) unless the database has one
+   * already; answers the document stored, and whether it is this call's.
+   */
+  importIfNone(
+    history: ConfigurationVersion,
+    config: HubConfiguration,
+  ): Promise<{ document: StoredConfiguration; imported: boolean }>;
+  /**
+   * Replaces document version `base` with `next` in one transaction with `history` (and, when given,
+   * the groups of `config`); undefined, changing nothing, when the stored version is no longer `base`.
+   */
+  replace(
+    base: number,
+    next: { text: string; pending: string | undefined },
+    history: ConfigurationVersion,
+    config?: HubConfiguration,
+  ): Promise<StoredConfiguration | undefined>;
+}

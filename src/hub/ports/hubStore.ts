@@ -6,7 +6,7 @@
  */
 import type { ActivityStore } from './activity.js';
 import type { CallerStore } from './callers.js';
-import type { ConfigurationStore } from './configuration.js';
+import type { ConfigurationDocumentStore, ConfigurationStore } from './configuration.js';
 import type { DescriptorStore } from './descriptors.js';
 import type { HubSettingStore } from './hubSettings.js';
 import type { MessageStore } from './messages.js';
@@ -32,6 +32,8 @@ export interface HubStore {
   activity: ActivityStore;
   hubSettings: HubSettingStore;
   configuration: ConfigurationStore;
+  /** PostgreSQL only: the configuration document every process shares (SQLite's is the file). */
+  configurationDocument?: ConfigurationDocumentStore;
   repository: RepositoryStore;
   counts(): Promise<StoreCounts>;
   /** Stops the engine's own upkeep and closes it, leaving everything committed on disk. */

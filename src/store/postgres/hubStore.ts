@@ -7,7 +7,7 @@
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { PostgresActivityStore } from './activity.js';
 import { PostgresCallerStore } from './callers.js';
-import { PostgresConfigurationStore } from './configuration.js';
+import { PostgresConfigurationDocumentStore, PostgresConfigurationStore } from './configuration.js';
 import { PostgresDescriptorStore } from './descriptors.js';
 import { PostgresHubSettingStore } from './hubSettings.js';
 import { notifyCommitted } from './listener.js';
@@ -76,6 +76,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     activity: new PostgresActivityStore(pool),
     hubSettings: new PostgresHubSettingStore(pool),
     configuration: new PostgresConfigurationStore(pool),
+    configurationDocument: new PostgresConfigurationDocumentStore(pool, log),
     repository: new PostgresRepositoryStore(pool),
     counts: async (): Promise<StoreCounts> => ({
       subscriptions: await countSubscriptions(pool),

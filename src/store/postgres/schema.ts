@@ -30,6 +30,14 @@ export interface ConfigurationVersionsTable {
   text: string;
 }
 
+/** The configuration every process applies (one row; `pending`: posted, not yet reloaded). */
+export interface ConfigurationDocumentTable {
+  id: Generated<boolean>;
+  version: number;
+  text: string;
+  pending: string | null;
+}
+
 export interface CallersTable {
   connection_id: string;
   friendly_name: string;
@@ -149,6 +157,7 @@ export interface PostgresDatabase {
   hub_settings: HubSettingsTable;
   package_instance_groups: PackageInstanceGroupsTable;
   configuration_versions: ConfigurationVersionsTable;
+  configuration_document: ConfigurationDocumentTable;
   callers: CallersTable;
   state_objects: StateObjectsTable;
   subscriptions: SubscriptionsTable;
