@@ -69,8 +69,11 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
   const fileA = serializeConfiguration(testConfiguration()).replace('<credentials>', '<credentials>\n    ');
   const fileB = serializeConfiguration({ ...testConfiguration(), sentinels: [] });
   const document = async () =>
-    (await pool.query<{ version: number; text: string; pending: string | null }>('select * from configuration_document'))
-      .rows[0];
+    (
+      await pool.query<{ version: number; text: string; pending: string | null }>(
+        'select * from configuration_document',
+      )
+    ).rows[0];
 
   beforeAll(async () => {
     database = await testDatabase(server);
@@ -99,7 +102,10 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
     const reply = await post(a, 'management/credentials', admin, { Name: 'FromA', AccessKey: 'from-a-key-0001' });
     expect(reply.status).toBe(200);
     expect(await checkAccess(a, 'from-a-key-0001')).toBe(200);
-    await eventually(async () => (await checkAccess(b, 'from-a-key-0001')) === 200, 'B accepts the key added through A');
+    await eventually(
+      async () => (await checkAccess(b, 'from-a-key-0001')) === 200,
+      'B accepts the key added through A',
+    );
     expect(await credentialNames(b)).toContain('FromA');
     expect((await document()).text).toContain('from-a-key-0001');
     expect(fs.readFileSync(a.options.configPath, 'utf8')).toBe(fileA);
@@ -151,9 +157,9 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
     expect(await checkAccess(b, 'posted-key-0001')).toBe(200);
     await eventually(async () => (await checkAccess(a, 'posted-key-0001')) === 200, 'A applies what B reloaded');
     expect(await document()).toMatchObject({ text: posted, pending: null });
-    expect((await post(a, 'management/credentials', admin, { Name: 'After', AccessKey: 'after-key-0001' })).status).toBe(
-      200,
-    );
+    expect(
+      (await post(a, 'management/credentials', admin, { Name: 'After', AccessKey: 'after-key-0001' })).status,
+    ).toBe(200);
   });
 
   it('a restart keeps the database’s version: the file, still the first one, is not read again nor written', async () => {
@@ -166,61 +172,76 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
     expect((await get(a, 'management/configuration', admin)).text).toBe(before.text);
   });
 
-  it('hub config export and import move the document out and in byte for byte; running hubs apply the import', async () => {
-    const exported = await hubConfig(database.url, ['export']);
-    expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stdout).toBe((await document()).text);
+  it(
+    'hub config export and import move the document out and in byte for byte; running hubs apply the import',
+    async () => {
+      const exported = await hubConfig(database.url, ['export']);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout).toBe((await document()).text);
 
-    // Edited outside (a credential added, a comment, odd spacing): imported as it is.
-    const edited = exported.stdout.replace(
-      '<credentials>',
-      '<credentials>\n  <!-- imported -->  <credential name="Imported" accessKey="imported-key-0001" enable="true" />',
-    );
-    const file = path.join(tempDir(), 'edited.xml');
-    fs.writeFileSync(file, edited);
-    const imported = await hubConfig(database.url, ['import', file]);
-    expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toMatch(/imported .*edited\.xml: configuration version \d+/);
-    expect((await document()).text).toBe(edited);
-    for (const h of [a, b])
-      await eventually(async () => (await checkAccess(h, 'imported-key-0001')) === 200, 'every hub applies the import');
+      // Edited outside (a credential added, a comment, odd spacing): imported as it is.
+      const edited = exported.stdout.replace(
+        '<credentials>',
+        '<credentials>\n  <!-- imported -->  <credential name="Imported" accessKey="imported-key-0001" enable="true" />',
+      );
+      const file = path.join(tempDir(), 'edited.xml');
+      fs.writeFileSync(file, edited);
+      const imported = await hubConfig(database.url, ['import', file]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(imported.stdout).toMatch(/imported .*edited\.xml: configuration version \d+/);
+      expect((await document()).text).toBe(edited);
+      for (const h of [a, b])
+        await eventually(
+          async () => (await checkAccess(h, 'imported-key-0001')) === 200,
+          'every hub applies the import',
+        );
 
-    // Out again, into a file (only a new one): the imported bytes.
-    const out = path.join(tempDir(), 'out.xml');
-    expect((await hubConfig(database.url, ['export', out])).code).toBe(0);
-    expect(fs.readFileSync(out)).toEqual(Buffer.from(edited));
-    const overwrite = await hubConfig(database.url, ['export', out]);
-    expect(overwrite.code).toBe(1);
-    expect(overwrite.stderr).toMatch(/EEXIST/);
-  }, CLI_TEST_MS);
+      // Out again, into a file (only a new one): the imported bytes.
+      const out = path.join(tempDir(), 'out.xml');
+      expect((await hubConfig(database.url, ['export', out])).code).toBe(0);
+      expect(fs.readFileSync(out)).toEqual(Buffer.from(edited));
+      const overwrite = await hubConfig(database.url, ['export', out]);
+      expect(overwrite.code).toBe(1);
+      expect(overwrite.stderr).toMatch(/EEXIST/);
+    },
+    CLI_TEST_MS,
+  );
 
-  it('hub config import refuses what would not start a hub, changing nothing', async () => {
-    const before = await document();
-    const versions = (await pool.query('select count(*)::int as n from configuration_versions')).rows[0];
-    const dir = tempDir();
-    const broken = path.join(dir, 'broken.xml');
-    fs.writeFileSync(broken, before.text.replace('</credentials>', '<credential name="Half"'));
-    for (const file of [broken, path.join(dir, 'missing.xml')]) {
-      const result = await hubConfig(database.url, ['import', file]);
-      expect(result.code, file).toBe(1);
-      expect(result.stderr).toMatch(/^hub config import: /);
-    }
-    expect(await document()).toEqual(before);
-    expect((await pool.query('select count(*)::int as n from configuration_versions')).rows[0]).toEqual(versions);
-  }, CLI_TEST_MS);
+  it(
+    'hub config import refuses what would not start a hub, changing nothing',
+    async () => {
+      const before = await document();
+      const versions = (await pool.query('select count(*)::int as n from configuration_versions')).rows[0];
+      const dir = tempDir();
+      const broken = path.join(dir, 'broken.xml');
+      fs.writeFileSync(broken, before.text.replace('</credentials>', '<credential name="Half"'));
+      for (const file of [broken, path.join(dir, 'missing.xml')]) {
+        const result = await hubConfig(database.url, ['import', file]);
+        expect(result.code, file).toBe(1);
+        expect(result.stderr).toMatch(/^hub config import: /);
+      }
+      expect(await document()).toEqual(before);
+      expect((await pool.query('select count(*)::int as n from configuration_versions')).rows[0]).toEqual(versions);
+    },
+    CLI_TEST_MS,
+  );
 
-  it('hub config import with HUB_CONFIG imports that file; without HUB_DATABASE_URL it refuses', async () => {
-    const result = await hubConfig(database.url, ['import'], { HUB_CONFIG: a.options.configPath });
-    expect(result.code, result.stderr).toBe(0);
-    expect((await document()).text).toBe(fileA);
-    const env = { ...process.env };
-    delete env.HUB_DATABASE_URL;
-    const sqlite = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'config', 'export'], {
-      cwd: ROOT,
-      env: { ...env, HUB_DATA_DIR: tempDir() },
-      encoding: 'utf8',
-    }).catch((error: { code: number; stderr: string }) => error);
-    expect(sqlite).toMatchObject({ code: 1 });
-    expect((sqlite as { stderr: string }).stderr).toMatch(/needs HUB_DATABASE_URL/);
-  }, CLI_TEST_MS);
+  it(
+    'hub config import with HUB_CONFIG imports that file; without HUB_DATABASE_URL it refuses',
+    async () => {
+      const result = await hubConfig(database.url, ['import'], { HUB_CONFIG: a.options.configPath });
+      expect(result.code, result.stderr).toBe(0);
+      expect((await document()).text).toBe(fileA);
+      const env = { ...process.env };
+      delete env.HUB_DATABASE_URL;
+      const sqlite = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'config', 'export'], {
+        cwd: ROOT,
+        env: { ...env, HUB_DATA_DIR: tempDir() },
+        encoding: 'utf8',
+      }).catch((error: { code: number; stderr: string }) => error);
+      expect(sqlite).toMatchObject({ code: 1 });
+      expect((sqlite as { stderr: string }).stderr).toMatch(/needs HUB_DATABASE_URL/);
+    },
+    CLI_TEST_MS,
+  );
 });
