@@ -162,12 +162,15 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
     it('create the schema once: a second run applies nothing', async () => {
       const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
       try {
-        expect(await migratePostgres(db)).toEqual({ applied: ['0001_initial', '0002_pending_deliveries'] });
+        expect(await migratePostgres(db)).toEqual({
+          applied: ['0001_initial', '0002_pending_deliveries', '0003_configuration_document'],
+        });
         expect(await migratePostgres(db)).toEqual({ applied: [] });
         const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables
           where table_schema = 'public' order by table_name`.execute(db);
         expect(rows.map((r) => r.table_name)).toEqual([
           'callers',
+          'configuration_document',
           'configuration_versions',
           'hub_settings',
           'kysely_migration',
@@ -226,9 +229,15 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         const outcomes = await Promise.allSettled(opened.map((db) => migratePostgres(db)));
         expect(outcomes.map((o) => o.status)).toEqual(Array(6).fill('fulfilled'));
         const applied = outcomes.map((o) => (o as PromiseFulfilledResult<{ applied: string[] }>).value.applied);
-        expect(applied.filter((a) => a.length > 0)).toEqual([['0001_initial', '0002_pending_deliveries']]);
+        expect(applied.filter((a) => a.length > 0)).toEqual([
+          ['0001_initial', '0002_pending_deliveries', '0003_configuration_document'],
+        ]);
         const ran = await sql<{ name: string }>`select name from kysely_migration`.execute(opened[0]);
-        expect(ran.rows).toEqual([{ name: '0001_initial' }, { name: '0002_pending_deliveries' }]);
+        expect(ran.rows).toEqual([
+          { name: '0001_initial' },
+          { name: '0002_pending_deliveries' },
+          { name: '0003_configuration_document' },
+        ]);
         const heads = await sql<{ n: number }>`select count(*) as n from log_heads`.execute(opened[0]);
         expect(heads.rows).toEqual([{ n: 3 }]);
       } finally {
