@@ -147,7 +147,6 @@ async function createServices(
   const packageLogs = new PackageLogs(store.packageLogs, notifier, logger, options.logRetention);
   const repository = new Repository(
     store.repository,
-    path.join(options.dataDir, 'repository'),
     path.join(options.dataDir, 'tmp'),
     {
       maxEntries: 1000,

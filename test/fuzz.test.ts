@@ -176,6 +176,7 @@ const managementTemplates = [
   'credentials/{a}/authorizations',
   'packages/{a}',
   'packages/{a}/icon',
+  'packages/{a}/archive',
   'packages/{a}/settings/{b}/xsd',
   'upload-package',
   // download-package is left out on purpose: a random URL must never become traffic off this machine.

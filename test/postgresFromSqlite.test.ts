@@ -4,7 +4,10 @@
  * same data directory carries on where it stopped: cursors, unread messages, numbering, logs.
  */
 import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
+import { strToU8, zipSync } from 'fflate';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
@@ -39,6 +42,18 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 }))
       .json<MessageRecord[]>()
       .map((m) => m.Data);
+  const archive = Buffer.from(
+    zipSync({
+      'manifest.json': strToU8(JSON.stringify({ Name: 'Thermo', Version: '1' })),
+      'bin/payload': crypto.randomBytes(1_500_000),
+    }),
+  );
+  const query = `SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
+  const upload = async (h: TestHub) => {
+    const form = new FormData();
+    form.append('package', new Blob([new Uint8Array(archive)]), 'thermo.zip');
+    return (await fetch(`${h.url}/rest/management/upload-package?${query}`, { method: 'POST', body: form })).status;
+  };
   const send = (h: TestHub, data: string) =>
     get(h, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: JSON.stringify(data) });
 
@@ -64,6 +79,7 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     expect(await messages(sqliteHub, messagesId)).toEqual(['read before']);
     await send(sqliteHub, 'unread');
     await get(sqliteHub, 'platform/WriteLog', p1, { message: 'before the move' });
+    expect(await upload(sqliteHub)).toBe(200);
     await sqliteHub.stop();
     hub = undefined;
 
@@ -74,7 +90,11 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
       state_object_filters: 2,
       messages: 2,
       package_logs: 1,
+      repository_packages: 1,
+      repository_archives: 1,
     });
+    // The archives are in the database now: the folder is not needed any more.
+    fs.rmSync(path.join(dataDir, 'repository'), { recursive: true });
 
     const pgHub = await startTestHub({ dataDir, config: null, options: { databaseUrl: database.url } });
     hub = pgHub;
@@ -91,10 +111,40 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     const logs = (await get(pgHub, 'management/logs', admin)).json<{ Message: string; Id: number }[]>();
     expect(logs.map((l) => l.Message)).toEqual(['before the move', 'after the move']);
     expect(logs[1].Id).toBe(logs[0].Id + 1);
+    const served = await fetch(`${pgHub.url}/rest/management/packages/Thermo/archive?${query}`);
+    expect(Buffer.from(await served.arrayBuffer()).equals(archive)).toBe(true);
 
     await expect(
       copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log }),
     ).rejects.toThrow(/not empty/);
+  });
+
+  it('refuses a repository archive that is missing or not the one its hash names, changing nothing', async () => {
+    const sqliteHub = await startTestHub();
+    hub = sqliteHub;
+    expect(await upload(sqliteHub)).toBe(200);
+    await sqliteHub.stop();
+    hub = undefined;
+    const target = await testDatabase(server);
+    try {
+      const [file] = fs.readdirSync(path.join(sqliteHub.dataDir, 'repository'));
+      const archivePath = path.join(sqliteHub.dataDir, 'repository', file);
+      const copy = () =>
+        copySqliteToPostgres({ sqliteFile: path.join(sqliteHub.dataDir, 'hub.db'), url: target.url, log });
+      fs.writeFileSync(archivePath, 'tampered');
+      await expect(copy()).rejects.toThrow(/'Thermo' does not match its SHA-256/);
+      fs.rmSync(archivePath);
+      await expect(copy()).rejects.toThrow(/'Thermo' is missing/);
+      const client = testClient(target.url);
+      await client.connect();
+      const counts = await client.query<{ n: number }>(
+        'select (select count(*) from repository_packages) + (select count(*) from repository_archives) as n',
+      );
+      await client.end();
+      expect(counts.rows[0].n).toBe(0);
+    } finally {
+      await target.drop();
+    }
   });
 
   it('`hub migrate` copies the data directory of a stopped hub, and refuses one a hub is running on', async () => {

@@ -89,6 +89,15 @@ describe('upload and read back', () => {
     expect(xsd.text).toBe(XSD);
     expect((await get(h, 'management/packages/Thermo/settings/Interval/xsd', admin)).status).toBe(404);
     expect(repositoryFiles(h)).toEqual([`${entry.Sha256 as string}.zip`]);
+    const archive = await fetch(
+      `${h.url}/rest/management/packages/Thermo/archive?SentinelName=Management&PackageName=T&AccessKey=${admin.AccessKey}`,
+    );
+    expect(archive.status).toBe(200);
+    expect(archive.headers.get('content-type')).toBe('application/zip');
+    expect(archive.headers.get('content-length')).toBe(String(data.length));
+    expect(archive.headers.get('content-disposition')).toBe('attachment; filename="thermo-1.0.0.zip"');
+    expect(Buffer.from(await archive.arrayBuffer()).equals(data)).toBe(true);
+    expect((await get(h, 'management/packages/Nothing/archive', admin)).status).toBe(404);
   });
 
   it('replaces a package by a new version and removes the old archive', async () => {

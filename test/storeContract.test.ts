@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClientGone, HubError } from '../src/errors.js';
 import { createLogger } from '../src/logger.js';
@@ -532,33 +532,81 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   describe.skipIf(skip)('RepositoryStore', () => {
-    const pkg = (name: string, sha256: string) => ({
+    // Archives of 2.5 MiB: more than one of PostgreSQL's 1 MiB chunks.
+    const bytes = { 'sha-1': randomBytes(2_621_440), 'sha-2': randomBytes(2_621_440), 'sha-3': Buffer.from('zip') };
+    type Sha = keyof typeof bytes;
+    const pkg = (name: string, sha256: Sha) => ({
       name,
       version: '1.0',
       description: 'd',
       author: 'a',
       fileName: `${name}.zip`,
-      size: 3,
+      size: bytes[sha256].length,
       sha256,
       uploadedMs: 1,
       settings: '[]',
       icon: Buffer.from([1, 2, 3]),
       xsds: '{}',
     });
+    /** Stores the package as the domain does: its archive from a temp file the call may take. */
+    const replace = async (name: string, sha256: Sha) => {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hub-archive-')), 'upload.part');
+      fs.writeFileSync(file, bytes[sha256]);
+      try {
+        await stores.repository.replace(pkg(name, sha256), file);
+      } finally {
+        fs.rmSync(path.dirname(file), { recursive: true, force: true });
+      }
+    };
+    const archive = async (sha256: Sha) => {
+      const stream = await stores.repository.archive(sha256);
+      if (!stream) return undefined;
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    };
 
-    it('replaces by name and says which archive nobody names any more; renames unless taken; removes', async () => {
+    it('replaces by name and keeps each archive while a package names it; renames unless taken; removes', async () => {
       await newStores();
-      expect(await stores.repository.replace(pkg('A', 'sha-1'))).toEqual({ unusedArchive: undefined });
-      expect(await stores.repository.replace(pkg('B', 'sha-1'))).toEqual({ unusedArchive: undefined });
-      expect(await stores.repository.replace(pkg('A', 'sha-2'))).toEqual({ unusedArchive: undefined }); // B still names sha-1
+      expect(await stores.repository.tidy()).toEqual([]);
+      await replace('A', 'sha-1');
+      await replace('B', 'sha-1');
+      await replace('A', 'sha-2');
+      // Compared with equals(): toEqual walks 2.5 MiB byte by byte.
+      expect((await archive('sha-1'))?.equals(bytes['sha-1'])).toBe(true); // B still names it
+      expect((await archive('sha-2'))?.equals(bytes['sha-2'])).toBe(true);
       expect(await stores.repository.find('A')).toEqual(pkg('A', 'sha-2'));
       expect(await stores.repository.rename('A', 'B')).toBe('taken');
       expect(await stores.repository.rename('Z', 'Y')).toBe('missing');
       expect(await stores.repository.rename('A', 'C')).toBe('renamed');
       expect((await stores.repository.list()).map((p) => p.name)).toEqual(['B', 'C']);
-      expect(await stores.repository.remove('B')).toEqual({ unusedArchive: 'sha-1' });
-      expect(await stores.repository.remove('B')).toBeUndefined();
-      expect(await stores.repository.replace(pkg('C', 'sha-3'))).toEqual({ unusedArchive: 'sha-2' });
+      expect((await stores.repository.fileNames()).sort()).toEqual(['B', 'B.zip', 'C', 'A.zip'].sort());
+      expect(await stores.repository.remove('B')).toBe(true);
+      expect(await stores.repository.remove('B')).toBe(false);
+      expect(await archive('sha-1')).toBeUndefined();
+      await replace('C', 'sha-3');
+      expect(await archive('sha-2')).toBeUndefined();
+      expect((await archive('sha-3'))?.equals(bytes['sha-3'])).toBe(true);
+      expect(await stores.repository.tidy()).toEqual([]);
+    });
+
+    it('reads an archive deleted during its read to its end or to an error, never short', async () => {
+      await newStores();
+      await replace('A', 'sha-1');
+      const stream = await stores.repository.archive('sha-1');
+      expect(stream).toBeDefined();
+      await stores.repository.remove('A');
+      const read = async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+        return Buffer.concat(chunks);
+      };
+      // Either the whole archive or an error, never a silently short one.
+      const outcome = await read().then(
+        (whole) => whole.equals(bytes['sha-1']),
+        (error: Error) => /deleted while it was being read/.test(error.message),
+      );
+      expect(outcome).toBe(true);
     });
   });
 

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as initial from './0001_initial.js';
 import * as pendingDeliveries from './0002_pending_deliveries.js';
 import * as configurationDocument from './0003_configuration_document.js';
+import * as repositoryArchives from './0004_repository_archives.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -11,4 +12,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_pending_deliveries': pendingDeliveries,
   '0003_configuration_document': configurationDocument,
+  '0004_repository_archives': repositoryArchives,
 };

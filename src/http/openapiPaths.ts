@@ -227,6 +227,11 @@ const management: Operation[] = [
   { method: 'post', path: `${m}/packages/{name}`, summary: 'Renames a repository package (`{"newName": "…"}`).' },
   { method: 'delete', path: `${m}/packages/{name}`, summary: 'Deletes a repository package.', success: 204 },
   { method: 'get', path: `${m}/packages/{name}/icon`, summary: "The package's icon (image/png)." },
+  {
+    method: 'get',
+    path: `${m}/packages/{name}/archive`,
+    summary: "The package's archive as uploaded (application/zip).",
+  },
   { method: 'get', path: `${m}/packages/{name}/settings/{setting}/xsd`, summary: "A setting's XSD (application/xml)." },
   {
     method: 'post',

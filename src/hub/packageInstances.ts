@@ -17,14 +17,14 @@ export interface InstanceInput {
   AutoStart?: boolean | null;
 }
 
-/** What tells whether a package file is in the repository. */
+/** What tells which package files are in the repository (each package's name and file name). */
 interface PackageFiles {
-  has(file: string): boolean;
+  packageFiles(): Promise<ReadonlySet<string>>;
 }
 
 const instanceIn = (sentinel: Sentinel | undefined, name: string) => sentinel?.packages.find((p) => p.name === name);
 
-export const instanceRecord = (s: Sentinel, p: PackageInstance, repository: PackageFiles) => ({
+export const instanceRecord = (s: Sentinel, p: PackageInstance, stored: ReadonlySet<string>) => ({
   Sentinel: s.name,
   Name: p.name,
   PackageFile: p.packageFile ?? null,
@@ -34,7 +34,7 @@ export const instanceRecord = (s: Sentinel, p: PackageInstance, repository: Pack
   Groups: p.groups,
   IsVirtual: !p.packageFile,
   // The repository package it names was deleted (or never uploaded): the instance keeps working.
-  PackageFileMissing: p.packageFile ? !repository.has(p.packageFile) : false,
+  PackageFileMissing: p.packageFile ? !stored.has(p.packageFile) : false,
 });
 
 export const recoveryRecord = (r: RecoveryOptions) => ({
@@ -69,14 +69,16 @@ export class PackageInstances {
     return ref;
   }
 
-  list(sentinelName: string) {
+  // The repository is read at each answer: another hub process on the same database may have changed it.
+  async list(sentinelName: string) {
     const sentinel = this.sentinels.require(sentinelName);
-    return sentinel.packages.map((p) => instanceRecord(sentinel, p, this.repository));
+    const stored = await this.repository.packageFiles();
+    return sentinel.packages.map((p) => instanceRecord(sentinel, p, stored));
   }
 
-  get(sentinelName: string, instanceName: string) {
+  async get(sentinelName: string, instanceName: string) {
     const { sentinel, instance } = this.require(sentinelName, instanceName);
-    return instanceRecord(sentinel, instance, this.repository);
+    return instanceRecord(sentinel, instance, await this.repository.packageFiles());
   }
 
   async upsert(sentinelName: string, input: InstanceInput, origin: ChangeOrigin) {
@@ -102,7 +104,11 @@ export class PackageInstances {
       }
     }, origin);
     const sentinel = sentinelIn(next, sentinelName) as Sentinel;
-    return instanceRecord(sentinel, instanceIn(sentinel, input.Name) as PackageInstance, this.repository);
+    return instanceRecord(
+      sentinel,
+      instanceIn(sentinel, input.Name) as PackageInstance,
+      await this.repository.packageFiles(),
+    );
   }
 
   async delete(sentinelName: string, instanceName: string, origin: ChangeOrigin): Promise<void> {

@@ -1,8 +1,8 @@
 /**
- * The package repository. Archives live under data/repository/ named by their SHA-256, metadata in
- * SQLite. Order of work keeps a crash harmless: the validated archive is renamed into place and
- * fsynced before its metadata commits, and an old archive is deleted only after the commit that stopped
- * using it; start-up removes temp files and archives no metadata names.
+ * The package repository: uploads and downloads are streamed to this process's temp folder, validated
+ * there (packageArchive.ts), then handed to the store with their metadata (the RepositoryStore keeps
+ * the archive: a file beside hub.db on SQLite, rows on PostgreSQL). Start-up removes temp files and
+ * whatever the store says a crash left behind.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
 import type { Logger } from 'pino';
 import { HubError, hubError } from '../errors.js';
-import type { RepositoryChange, RepositoryPackage, RepositoryStore } from './ports/repository.js';
+import type { RepositoryPackage, RepositoryStore } from './ports/repository.js';
 import type { ArchiveLimits, PackageManifest } from './packageArchive.js';
 import { readPackageArchive } from './packageArchive.js';
 
@@ -58,22 +58,17 @@ const entryOf = (stored: RepositoryPackage): RepositoryEntry => {
   };
 };
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+/** A stored archive to send: its bytes as a stream, read as the client takes them. */
+export interface PackageDownload {
+  fileName: string;
+  size: number;
+  sha256: string;
+  stream: Readable;
 }
 
 export class Repository {
-  /** Names and file names of stored packages, for instance records (`PackageFileMissing`). */
-  private known = new Set<string>();
-
   constructor(
     private readonly catalog: RepositoryStore,
-    private readonly dir: string,
     private readonly tempDir: string,
     private readonly limits: RepositoryLimits,
     private readonly logger: Logger,
@@ -83,33 +78,17 @@ export class Repository {
     return this.tempDir;
   }
 
-  /** Removes leftovers of a crash: temp files, and archives that no metadata names. */
+  /** Removes leftovers of a crash: temp files, and what the store says no package names. */
   async start(): Promise<void> {
-    privateDirectory(this.dir);
     fs.rmSync(this.tempDir, { recursive: true, force: true });
     privateDirectory(this.tempDir);
-    const stored = await this.catalog.list();
-    const used = new Set(stored.map((p) => `${p.sha256}.zip`));
-    for (const file of fs.readdirSync(this.dir)) {
-      if (!used.has(file)) {
-        fs.rmSync(path.join(this.dir, file), { force: true });
-        this.logger.warn({ file }, 'removed an archive no repository entry names');
-      }
-    }
-    this.index(stored);
+    for (const file of await this.catalog.tidy())
+      this.logger.warn({ file }, 'removed an archive no repository entry names');
   }
 
-  private index(stored: RepositoryPackage[]): void {
-    this.known = new Set(stored.flatMap((p) => [p.name, p.fileName]));
-  }
-
-  private async reindex(): Promise<void> {
-    this.index(await this.catalog.list());
-  }
-
-  /** True when `packageFile` names a stored package (by name or by file name). */
-  has(packageFile: string): boolean {
-    return this.known.has(packageFile);
+  /** What a package instance's PackageFile may name: each package's name and file name. */
+  async packageFiles(): Promise<ReadonlySet<string>> {
+    return new Set(await this.catalog.fileNames());
   }
 
   newTempPath(): string {
@@ -135,9 +114,6 @@ export class Repository {
       if (dup) throw hubError('DuplicatePackage', { name: dup });
       const stored: RepositoryEntry[] = [];
       for (const c of checked) {
-        const target = path.join(this.dir, `${c.sha256}.zip`);
-        fs.renameSync(c.tempPath, target);
-        fsyncDir(this.dir);
         const { manifest, icon, xsds } = c.contents;
         const entry: RepositoryPackage = {
           name: manifest.Name,
@@ -152,20 +128,13 @@ export class Repository {
           icon: icon ?? null,
           xsds: JSON.stringify(xsds),
         };
-        this.removeUnusedArchive(await this.catalog.replace(entry));
+        await this.catalog.replace(entry, c.tempPath);
         stored.push(entryOf(entry));
       }
-      await this.reindex();
       return stored;
     } finally {
       for (const file of files) fs.rmSync(file.tempPath, { force: true });
     }
-  }
-
-  /** After the commit that stopped using it: an archive no package names any more. */
-  private removeUnusedArchive(change: RepositoryChange): void {
-    if (change.unusedArchive !== undefined)
-      fs.rmSync(path.join(this.dir, `${change.unusedArchive}.zip`), { force: true });
   }
 
   /** Downloads an archive over http(s) (bounded size, time and redirects), then stores it. */
@@ -258,15 +227,20 @@ export class Repository {
     const outcome = await this.catalog.rename(name, newName);
     if (outcome === 'missing') throw hubError('PackageNotFound', { name });
     if (outcome === 'taken') throw hubError('PackageNameTaken', { name: newName });
-    await this.reindex();
     return this.get(newName);
   }
 
   async delete(name: string): Promise<void> {
-    const change = await this.catalog.remove(name);
-    if (!change) throw hubError('PackageNotFound', { name });
-    this.removeUnusedArchive(change);
-    await this.reindex();
+    if (!(await this.catalog.remove(name))) throw hubError('PackageNotFound', { name });
+  }
+
+  /** The archive of package `name`, byte for byte as it was uploaded. */
+  async archive(name: string): Promise<PackageDownload> {
+    const stored = await this.require(name);
+    const stream = await this.catalog.archive(stored.sha256);
+    // Deleted or replaced between the two reads: as if it had been a moment earlier.
+    if (!stream) throw hubError('PackageNotFound', { name });
+    return { fileName: stored.fileName, size: stored.size, sha256: stored.sha256, stream };
   }
 
   async icon(name: string): Promise<Buffer> {

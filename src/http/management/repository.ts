@@ -45,6 +45,15 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
     ctx.type = 'image/png';
     ctx.body = icon;
   });
+  // The archive as uploaded, streamed as the client reads it (whichever hub process stored it).
+  router.get('/packages/:package/archive', async (ctx) => {
+    const archive = await repository.archive(packageName(ctx));
+    ctx.attachment(archive.fileName);
+    ctx.type = 'application/zip';
+    ctx.length = archive.size;
+    ctx.etag = archive.sha256;
+    ctx.body = archive.stream;
+  });
   router.get('/packages/:package/settings/:setting/xsd', async (ctx) => {
     const setting = checkRequestName(
       'setting key in the path',

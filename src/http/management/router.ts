@@ -108,14 +108,14 @@ export function managementRouter(services: HubServices): Router<HubState> {
     await sentinels.delete(pathName(ctx, 'sentinel'), origin(ctx));
     noContent(ctx);
   });
-  router.get('/sentinels/:sentinel/packages', (ctx) => {
-    ctx.body = instances.list(pathName(ctx, 'sentinel'));
+  router.get('/sentinels/:sentinel/packages', async (ctx) => {
+    ctx.body = await instances.list(pathName(ctx, 'sentinel'));
   });
   router.post('/sentinels/:sentinel/packages', async (ctx) => {
     ctx.body = await instances.upsert(pathName(ctx, 'sentinel'), parseBody(instanceBody, jsonBody(ctx)), origin(ctx));
   });
-  router.get('/sentinels/:sentinel/packages/:package', (ctx) => {
-    ctx.body = instances.get(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
+  router.get('/sentinels/:sentinel/packages/:package', async (ctx) => {
+    ctx.body = await instances.get(pathName(ctx, 'sentinel'), pathName(ctx, 'package'));
   });
   router.delete('/sentinels/:sentinel/packages/:package', async (ctx) => {
     await instances.delete(pathName(ctx, 'sentinel'), pathName(ctx, 'package'), origin(ctx));

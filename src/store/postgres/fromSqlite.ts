@@ -3,14 +3,19 @@
  * one transaction, so that a hub started on that database with HUB_DATABASE_URL carries on where the
  * SQLite one stopped: objects with their sequence numbers, subscriptions with their cursors, filters
  * (GLOBs back to the wire's `*` patterns), joined groups, the message log with its ids, saga requests,
- * package logs, descriptors, the configuration history, the repository catalogue and the hub settings.
+ * package logs, descriptors, the configuration history, the repository (its catalogue, and its archives
+ * from the `repository/` folder beside hub.db, each checked against its SHA-256) and the hub settings.
  * Each log's head is set past every number in use (rows and cursors), so numbering continues.
  *
  * It refuses, changing nothing: a database that is not empty, a SQLite file a hub has not brought up
  * to date (start the hub on it once), and one that still holds deliveries from before the logs
- * (migration 0003: let every subscription poll once first). Stop the SQLite hub before copying.
- * Repository archives stay files: copy `data/repository/` to the new hub's data directory.
+ * (migration 0003: let every subscription poll once first), and a repository archive that is missing
+ * or does not match its hash. Stop the SQLite hub before copying.
  */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import Sqlite from 'better-sqlite3';
 import type pg from 'pg';
 import type { Row } from './fromSqliteTables.js';
@@ -18,6 +23,7 @@ import { TABLES } from './fromSqliteTables.js';
 import { migratePostgres } from './migrate.js';
 import type { PostgresLog } from './pool.js';
 import { createPool, openPostgres } from './pool.js';
+import { storeArchive } from './repository.js';
 
 export interface CopyFromSqliteOptions {
   /** The SQLite file (HUB_DATA_DIR/hub.db). */
@@ -76,6 +82,7 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
         await client.query('begin');
         try {
           const report = await copyAll(sqlite, client);
+          report.repository_archives = await copyArchives(sqlite, client, path.dirname(options.sqliteFile));
           await client.query('commit');
           return report;
         } catch (error) {
@@ -139,4 +146,22 @@ async function copyAll(sqlite: Sqlite.Database, client: pg.PoolClient): Promise<
     );
   }
   return report;
+}
+
+/** Each archive the catalogue names, from `<dataDir>/repository/<sha256>.zip`, checked against its hash. */
+async function copyArchives(sqlite: Sqlite.Database, client: pg.PoolClient, dataDir: string): Promise<number> {
+  const named = sqlite.prepare('select sha256, min(name) as name from repository_packages group by sha256').all() as {
+    sha256: string;
+    name: string;
+  }[];
+  for (const { sha256, name } of named) {
+    const file = path.join(dataDir, 'repository', `${sha256}.zip`);
+    if (!fs.existsSync(file)) throw new Error(`the archive of repository package '${name}' is missing (${file})`);
+    const hash = createHash('sha256');
+    await pipeline(fs.createReadStream(file), hash);
+    if (hash.digest('hex') !== sha256)
+      throw new Error(`the archive of repository package '${name}' does not match its SHA-256 (${file})`);
+    await storeArchive(client, sha256, file);
+  }
+  return named.length;
 }

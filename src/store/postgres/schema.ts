@@ -152,6 +152,13 @@ export interface RepositoryPackagesTable {
   xsds: string;
 }
 
+/** Each repository archive once per SHA-256, in chunks numbered from 0 (migration 0004). */
+export interface RepositoryArchivesTable {
+  sha256: string;
+  chunk: number;
+  data: Buffer;
+}
+
 export interface PostgresDatabase {
   log_heads: LogHeadsTable;
   hub_settings: HubSettingsTable;
@@ -168,4 +175,5 @@ export interface PostgresDatabase {
   package_logs: PackageLogsTable;
   package_descriptors: PackageDescriptorsTable;
   repository_packages: RepositoryPackagesTable;
+  repository_archives: RepositoryArchivesTable;
 }

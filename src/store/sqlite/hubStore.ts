@@ -2,6 +2,7 @@
  * The SQLite engine: opens hub.db (pragmas, migrations), builds one implementation of each port of
  * src/hub/ports over it, runs its own upkeep (incremental vacuum) and closes it with a WAL checkpoint.
  */
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { TransactionBatcher } from '../../db/batch.js';
 import type { OpenedDatabase } from '../../db/open.js';
@@ -21,6 +22,7 @@ import { countStateObjects, SqliteStateObjectStore } from './stateObjects.js';
 import { countSubscriptions, SqliteSubscriptionStore } from './subscriptions.js';
 
 export interface SqliteHubStoreOptions {
+  /** hub.db; the repository's archives are files in `repository/` beside it. */
   file: string;
   sync: 'normal' | 'full';
   /** How long a write waits for another process's write lock before it fails with 503. */
@@ -82,7 +84,7 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     activity: new SqliteActivityStore(db),
     hubSettings: new SqliteHubSettingStore(db),
     configuration: new SqliteConfigurationStore(db),
-    repository: new SqliteRepositoryStore(db),
+    repository: new SqliteRepositoryStore(db, path.join(path.dirname(options.file), 'repository')),
     counts: async (): Promise<StoreCounts> => ({
       subscriptions: await countSubscriptions(db),
       queuedMessages: await countQueuedMessages(db),

@@ -1,7 +1,17 @@
-/** Metadata of the package repository's archives on SQLite (the RepositoryStore). */
+/**
+ * The package repository on SQLite (the RepositoryStore): the catalogue in `repository_packages`, each
+ * archive a file `<sha256>.zip` in the repository folder beside hub.db. Order of work keeps a crash
+ * harmless: the archive is renamed into place and the folder fsynced before the catalogue commits, and
+ * an archive is deleted only after the commit that stopped naming it; `tidy()` (at start-up) removes
+ * archives no package names.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Db } from '../../db/open.js';
 import type { RepositoryPackageRow } from '../../db/schema.js';
-import type { RepositoryChange, RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
+import type { RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
+import { privateDirectory } from '../../privateFiles.js';
 
 const packageOf = (r: RepositoryPackageRow): RepositoryPackage => ({
   name: r.name,
@@ -46,8 +56,71 @@ async function unusedArchive(trx: Db, sha256: string | undefined): Promise<strin
   return row === undefined ? sha256 : undefined;
 }
 
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Renames `from` to `to`, or copies it (its bytes on disk) when they are on different file systems. */
+function moveDurably(from: string, to: string): void {
+  try {
+    fs.renameSync(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    const part = `${to}.part`;
+    fs.copyFileSync(from, part);
+    const fd = fs.openSync(part, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(part, to);
+  }
+}
+
 export class SqliteRepositoryStore implements RepositoryStore {
-  constructor(private readonly db: Db) {}
+  /** `dir`: the archives' folder (created, private). */
+  constructor(
+    private readonly db: Db,
+    private readonly dir: string,
+  ) {
+    privateDirectory(dir);
+  }
+
+  private file(sha256: string): string {
+    return path.join(this.dir, `${sha256}.zip`);
+  }
+
+  /** After the commit that stopped naming it. */
+  private removeArchive(sha256: string | undefined): void {
+    if (sha256 !== undefined) fs.rmSync(this.file(sha256), { force: true });
+  }
+
+  async tidy(): Promise<string[]> {
+    const used = new Set((await this.list()).map((p) => `${p.sha256}.zip`));
+    const removed = fs.readdirSync(this.dir).filter((file) => !used.has(file));
+    for (const file of removed) fs.rmSync(path.join(this.dir, file), { recursive: true, force: true });
+    return removed;
+  }
+
+  async fileNames(): Promise<string[]> {
+    const rows = await this.db.selectFrom('repository_packages').select(['name', 'file_name']).execute();
+    return rows.flatMap((r) => [r.name, r.file_name]);
+  }
+
+  async archive(sha256: string): Promise<Readable | undefined> {
+    // Open first: a deletion after this point leaves the open file readable to its end.
+    const handle = await fs.promises.open(this.file(sha256), 'r').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    return handle?.createReadStream();
+  }
 
   async list(): Promise<RepositoryPackage[]> {
     return (await this.db.selectFrom('repository_packages').selectAll().orderBy('name').execute()).map(packageOf);
@@ -58,8 +131,11 @@ export class SqliteRepositoryStore implements RepositoryStore {
     return row && packageOf(row);
   }
 
-  replace(entry: RepositoryPackage): Promise<RepositoryChange> {
-    return this.db.transaction().execute(async (trx) => {
+  async replace(entry: RepositoryPackage, archivePath: string): Promise<void> {
+    // The same hash is the same bytes: replacing a file another package names changes nothing.
+    moveDurably(archivePath, this.file(entry.sha256));
+    fsyncDir(this.dir);
+    const unused = await this.db.transaction().execute(async (trx) => {
       const previous = await findRow(trx, entry.name);
       await trx
         .insertInto('repository_packages')
@@ -79,8 +155,9 @@ export class SqliteRepositoryStore implements RepositoryStore {
           })),
         )
         .execute();
-      return { unusedArchive: await unusedArchive(trx, previous?.sha256) };
+      return unusedArchive(trx, previous?.sha256);
     });
+    this.removeArchive(unused);
   }
 
   rename(name: string, newName: string): Promise<'renamed' | 'missing' | 'taken'> {
@@ -92,15 +169,18 @@ export class SqliteRepositoryStore implements RepositoryStore {
     });
   }
 
-  remove(name: string): Promise<RepositoryChange | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+  async remove(name: string): Promise<boolean> {
+    const outcome = await this.db.transaction().execute(async (trx) => {
       const row = await trx
         .deleteFrom('repository_packages')
         .where('name', '=', name)
         .returning('sha256')
         .executeTakeFirst();
       if (!row) return undefined;
-      return { unusedArchive: await unusedArchive(trx, row.sha256) };
+      return { unused: await unusedArchive(trx, row.sha256) };
     });
+    if (!outcome) return false;
+    this.removeArchive(outcome.unused);
+    return true;
   }
 }
