@@ -173,5 +173,5 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     } finally {
       await target.drop();
     }
-  });
+  }, 120_000); // two CLI runs through tsx: on a loaded 2-core box, one alone can take 15 s
 });
