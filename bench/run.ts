@@ -2,14 +2,19 @@
  * `npm run bench`: starts real hubs (and baselines) as processes on temp directories, drives them over
  * loopback HTTP with keep-alive connections, prints a table, and writes docs/benchmarks.json and
  * docs/benchmarks.md. On a shared 2-core machine only ratios against baselines measured in the same run
- * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything;
- * BENCH_ONLY=push,wakeup,fanout,listeners,messages,storm runs some scenarios and leaves the docs alone.
+ * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything.
+ * `npm run bench -- --only <names>` (or BENCH_ONLY=<names>) runs some scenarios and leaves the docs alone;
+ * names: push, wakeup, fanout, listeners, messages, storm (one SQLite process), pg-push, pg-wakeup,
+ * pg-fanout, pg-idle (several processes on PostgreSQL, bench/postgres.ts), and the groups `sqlite`
+ * and `postgres`.
  */
 import autocannon from 'autocannon';
 import Sqlite from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Row } from './postgres.js';
+import { postgresFanOut, postgresIdlePolls, postgresPush, postgresWakeUp } from './postgres.js';
 import { topSelfTime } from './profile.js';
 import type { Server } from './support.js';
 import {
@@ -33,13 +38,6 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
 const SECONDS = QUICK ? 2 : 4;
 
-interface Row {
-  scenario: string;
-  measure: string;
-  value: number;
-  unit: string;
-  note?: string;
-}
 const rows: Row[] = [];
 const record = (row: Row) => {
   rows.push(row);
@@ -430,12 +428,30 @@ async function subscribeStorm(n: number): Promise<void> {
   await hub.stop();
 }
 
+const GROUPS: Record<string, string[]> = {
+  sqlite: ['push', 'wakeup', 'fanout', 'listeners', 'messages', 'storm'],
+  postgres: ['pg-push', 'pg-wakeup', 'pg-fanout', 'pg-idle'],
+};
+
+/** The scenarios of `--only a,b` (or BENCH_ONLY=a,b), groups expanded; undefined runs them all. */
+function onlyScenarios(): string[] | undefined {
+  const at = process.argv.indexOf('--only');
+  const list = at >= 0 ? process.argv[at + 1] : process.env.BENCH_ONLY;
+  if (list === undefined) return undefined;
+  const names = list.split(',').flatMap((name) => GROUPS[name] ?? [name]);
+  const known = Object.values(GROUPS).flat();
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0)
+    throw new Error(`unknown scenario ${unknown.join(', ')}: choose from ${known.join(', ')}, sqlite, postgres`);
+  return names;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   console.log(
     `hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`,
   );
-  const only = process.env.BENCH_ONLY?.split(',');
+  const only = onlyScenarios();
   const runs = (name: string) => !only || only.includes(name);
   if (runs('push')) await pushThroughput();
   if (runs('wakeup')) await wakeUpLatency(1000, { p50: 0.5, p99: 5 });
@@ -446,6 +462,10 @@ async function main(): Promise<void> {
   if (runs('listeners')) await sendWithIdleSubscriptions(1000);
   if (runs('messages')) await messageThroughputScenario();
   if (runs('storm')) await subscribeStorm(QUICK ? 500 : 2000);
+  if (runs('pg-push')) await postgresPush(record);
+  if (runs('pg-wakeup')) await postgresWakeUp(record);
+  if (runs('pg-fanout')) await postgresFanOut(record);
+  if (runs('pg-idle')) await postgresIdlePolls(record);
   if (only) {
     console.log('\nBENCH_ONLY run: docs/benchmarks.* left as they were');
     process.exit(0);

@@ -32,6 +32,20 @@ function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> 
   });
 }
 
+/** Every child started here is killed when this process ends, however it ends (a failed or interrupted run leaves no hub behind). */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
+/** Registers `proc` with the children killed when this process ends. */
+export function owned<T extends ChildProcess>(proc: T): T {
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return proc;
+}
+
 function stopper(proc: ChildProcess): () => Promise<void> {
   return () =>
     new Promise((resolve) => {
@@ -52,30 +66,31 @@ export async function startHubProcess(
 ): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
   fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      HUB_DATA_DIR: dataDir,
-      HUB_PORT: '0',
-      HUB_HOST: '127.0.0.1',
-      HUB_LOG_LEVEL: 'warn',
-      HUB_AUTH_FAILURE_DELAY_MS: '0',
-      HUB_MAX_POLLS_PER_CREDENTIAL: '50000',
-      HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = owned(
+    spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        HUB_DATA_DIR: dataDir,
+        HUB_PORT: '0',
+        HUB_HOST: '127.0.0.1',
+        HUB_LOG_LEVEL: 'warn',
+        HUB_AUTH_FAILURE_DELAY_MS: '0',
+        HUB_MAX_POLLS_PER_CREDENTIAL: '50000',
+        HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '50000',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const url = await waitForListening(proc, /hub listening on (http:\/\/\S+)/);
   return { url, pid: proc.pid as number, stop: stopper(proc) };
 }
 
 export async function startBareKoa(): Promise<Server> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = owned(
+    spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   const url = await waitForListening(proc, /bare koa listening on (http:\/\/\S+)/);
   return { url, pid: proc.pid as number, stop: stopper(proc) };
 }

@@ -1,0 +1,473 @@
+/**
+ * Issue 22's targets: several hub processes on one PostgreSQL, each scenario on a fresh database created
+ * for it (on HUB_BENCH_POSTGRES_URL's server, default postgres://postgres@127.0.0.1:5432/postgres) and
+ * dropped afterwards. Every hub is a real `node dist/src/cli.js` process with its own data directory.
+ *   pg-push    push rate, 64 clients: 1 process on SQLite, then 1, 2 and 3 processes on one database, in
+ *              turns; CPU-ms per push of the hub processes and of their PostgreSQL backends
+ *   pg-wakeup  a push on process A wakes one of 1,000 polls waiting on process B
+ *   pg-fanout  one push wakes 1,000 polls spread over 3 processes
+ *   pg-idle    100,000 idle waiting polls on 7 processes (bench/idlePolls.ts workers, one per process,
+ *              each from its own 127.0.0.x address), then one send to All
+ * Sizes shrink with BENCH_QUICK=1 (and BENCH_IDLE_POLLS for pg-idle).
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import type { Server } from './support.js';
+import {
+  device,
+  httpGet,
+  identity,
+  median,
+  owned,
+  percentile,
+  pollEachObject,
+  ROOT,
+  rssOf,
+  sleep,
+  startHubProcess,
+  subscribeEach,
+} from './support.js';
+
+export interface Row {
+  scenario: string;
+  measure: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
+type Recorder = (row: Row) => void;
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const REPEATS = QUICK ? 1 : 3;
+const SECONDS = QUICK ? 2 : 4;
+const ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const r1 = (v: number) => Math.round(v * 10) / 10;
+const r2 = (v: number) => Math.round(v * 100) / 100;
+const progress = (what: string) => console.error(`  [${new Date().toISOString().slice(11, 19)}] ${what}`);
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+/** A fresh database for one scenario; `drop()` removes it (with force: hubs may still be closing). */
+async function freshDatabase(): Promise<{ url: string; admin: pg.Client; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
+  await admin.connect();
+  const name = `hub_bench_${crypto.randomBytes(4).toString('hex')}`;
+  await admin.query(`create database ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    admin,
+    async drop() {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** `count` hub processes on one database, started one after another (the first migrates). */
+async function startPostgresHubs(url: string, count: number, env: { [k: string]: string } = {}): Promise<Server[]> {
+  const hubs: Server[] = [];
+  for (let i = 0; i < count; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url, ...env }));
+  return hubs;
+}
+
+const stopAll = (hubs: Server[]) => Promise.all(hubs.map((h) => h.stop()));
+
+/** CPU milliseconds (user + system, every thread) a process has used, from /proc/<pid>/stat; 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL backends of these hub processes (application_name `hub:<pid>:<role>`). */
+async function backendsOf(admin: pg.Client, hubs: Server[]): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>(
+    `select pid from pg_stat_activity where application_name like any($1::text[])`,
+    [hubs.map((h) => `hub:${h.pid}:%`)],
+  );
+  return rows.map((r) => r.pid);
+}
+
+/**
+ * CPU used by the hub processes and by their PostgreSQL backends while `work` runs. A backend that
+ * appears during the work counts whole (it is new); one that ends during it is lost (rare: pools keep
+ * their connections 30 s idle).
+ */
+async function cpuDuring<T>(admin: pg.Client, hubs: Server[], work: () => Promise<T>) {
+  const before = new Map((await backendsOf(admin, hubs)).map((pid) => [pid, cpuMs(pid)]));
+  const hubBefore = hubs.map((h) => cpuMs(h.pid));
+  const result = await work();
+  const hubMs = hubs.reduce((sum, h, i) => sum + cpuMs(h.pid) - hubBefore[i], 0);
+  const pgMs = (await backendsOf(admin, hubs)).reduce((sum, pid) => sum + cpuMs(pid) - (before.get(pid) ?? 0), 0);
+  return { result, hubMs, pgMs };
+}
+
+const pushPath = (n: number) => `/rest/platform/PushStateObject?${identity.package}&name=K${n % 100}&value=${n}`;
+
+/** Pushes for `seconds` from `connections` clients split over `hubs` (a client-side round robin); pushes and pushes/s. */
+async function pushRate(hubs: Server[], connections: number, seconds = SECONDS) {
+  const results = await Promise.all(
+    hubs.map(async (hub, i) => {
+      let n = i * 1_000_000;
+      const result = await autocannon({
+        url: hub.url,
+        connections: Math.floor(connections / hubs.length) + (i < connections % hubs.length ? 1 : 0),
+        duration: seconds,
+        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pushPath(n++) }) }],
+      });
+      if (result.non2xx > 0 || result.errors > 0)
+        throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors at ${hub.url}`);
+      return result;
+    }),
+  );
+  const total = results.reduce((s, r) => s + r.requests.total, 0);
+  return { total, perSecond: results.reduce((s, r) => s + r.requests.average, 0) };
+}
+
+/**
+ * Push throughput, 64 clients. One SQLite hub stays up throughout; each turn measures it, then 1, 2 and
+ * 3 processes on one PostgreSQL database (started for the turn, stopped after it, so idle processes
+ * never count), in that order. Ratios are medians of the per-turn ratios.
+ */
+export async function postgresPush(record: Recorder): Promise<void> {
+  const scenario = 'P1. push, processes on PostgreSQL';
+  const db = await freshDatabase();
+  const sqlite = await startHubProcess();
+  const counts = [1, 2, 3];
+  const rates = new Map<number, number[]>(counts.map((k) => [k, []]));
+  const cpu = new Map<number, { hub: number[]; pg: number[] }>(counts.map((k) => [k, { hub: [], pg: [] }]));
+  const sqliteRates: number[] = [];
+  const sqliteCpu: number[] = [];
+  const ratios = new Map<number, number[]>(counts.map((k) => [k, []]));
+  try {
+    await pushRate([sqlite], 64, 1); // warm-up
+    for (let turn = 0; turn < REPEATS; turn++) {
+      const base = sqlite.pid;
+      const baseBefore = cpuMs(base);
+      const s = await pushRate([sqlite], 64);
+      sqliteRates.push(s.perSecond);
+      sqliteCpu.push((cpuMs(base) - baseBefore) / s.total);
+      const turnRates = new Map<number, number>();
+      for (const k of counts) {
+        const hubs = await startPostgresHubs(db.url, k);
+        try {
+          await pushRate(hubs, 64, 1); // warm-up: JIT, statements, connections
+          const { result, hubMs, pgMs } = await cpuDuring(db.admin, hubs, () => pushRate(hubs, 64));
+          rates.get(k)?.push(result.perSecond);
+          turnRates.set(k, result.perSecond);
+          cpu.get(k)?.hub.push(hubMs / result.total);
+          cpu.get(k)?.pg.push(pgMs / result.total);
+        } finally {
+          await stopAll(hubs);
+        }
+      }
+      const one = turnRates.get(1) ?? NaN;
+      ratios.get(1)?.push(one / s.perSecond);
+      for (const k of [2, 3]) ratios.get(k)?.push((turnRates.get(k) ?? NaN) / one);
+    }
+  } finally {
+    await sqlite.stop();
+    await db.drop();
+  }
+  const ms = (v: number[]) => r2(median(v) * 1000) / 1000;
+  record({
+    scenario,
+    measure: 'SQLite, 1 process, 64 clients',
+    value: Math.round(median(sqliteRates)),
+    unit: 'req/s',
+    note: `hub CPU ${r2(median(sqliteCpu) * 1000)} µs/push`,
+  });
+  for (const k of counts) {
+    const c = cpu.get(k) ?? { hub: [], pg: [] };
+    const ratio = r2(median(ratios.get(k) ?? []));
+    const target =
+      k === 1
+        ? `${ratio}× SQLite (target ≥ 0.5×: ${verdict(ratio >= 0.5)})`
+        : `${ratio}× 1 process (target: no negative scaling, ≥ 1×: ${verdict(ratio >= 1)})`;
+    record({
+      scenario,
+      measure: `PostgreSQL, ${k} process${k > 1 ? 'es' : ''}, 64 clients`,
+      value: Math.round(median(rates.get(k) ?? [])),
+      unit: 'req/s',
+      note: target,
+    });
+    record({
+      scenario,
+      measure: `CPU per push, ${k} process${k > 1 ? 'es' : ''}: hubs + PostgreSQL`,
+      value: r2((median(c.hub) + median(c.pg)) * 1000),
+      unit: 'µs',
+      note: `hubs ${ms(c.hub) * 1000} µs + PostgreSQL backends ${ms(c.pg) * 1000} µs`,
+    });
+  }
+}
+
+/** 1,000 polls waiting on process B, each on its own StateObject; pushes through process A. */
+export async function postgresWakeUp(record: Recorder, n = 1000): Promise<void> {
+  const scenario = `P2. wake-up across processes, ${n} polls`;
+  const db = await freshDatabase();
+  const [a, b] = await startPostgresHubs(db.url, 2);
+  try {
+    const ids = await subscribeEach(b, n, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
+    const { arrived, close } = pollEachObject(b, ids);
+    await waitingPollsOn([b], n);
+    await sleep(500);
+    const fromAck: number[] = [];
+    const fromSend: number[] = [];
+    const iterations = QUICK ? 30 : 300;
+    for (let k = 0; k < iterations; k++) {
+      const i = Math.floor(Math.random() * n);
+      const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
+      const sent = performance.now();
+      await httpGet(`${a.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
+      const acked = performance.now();
+      const t = await answered;
+      arrived.delete(i);
+      fromAck.push(t - acked);
+      fromSend.push(t - sent);
+      await sleep(5);
+    }
+    await close();
+    const p50 = r2(percentile(fromAck, 50));
+    const p99 = r2(percentile(fromAck, 99));
+    record({
+      scenario,
+      measure: 'p50 from the push’s 204 on A',
+      value: p50,
+      unit: 'ms',
+      note: `target ≤ 3 ms: ${verdict(p50 <= 3)}`,
+    });
+    record({
+      scenario,
+      measure: 'p99 from the push’s 204 on A',
+      value: p99,
+      unit: 'ms',
+      note: `target ≤ 10 ms: ${verdict(p99 <= 10)}`,
+    });
+    record({ scenario, measure: 'p50 from sending the push', value: r2(percentile(fromSend, 50)), unit: 'ms' });
+    record({ scenario, measure: 'p99 from sending the push', value: r2(percentile(fromSend, 99)), unit: 'ms' });
+  } finally {
+    await stopAll([a, b]);
+    await db.drop();
+  }
+}
+
+/** Until the hubs together hold at least `atLeast` waiting polls (their metrics), `seconds` at most. */
+async function waitingPollsOn(hubs: Server[], atLeast: number, seconds = 60): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < seconds * 10; i++) {
+    total = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
+    if (total >= atLeast) return total;
+    await sleep(100);
+  }
+  throw new Error(`${total} polls waiting, fewer than ${atLeast}`);
+}
+
+async function waitingOn(hub: Server): Promise<number> {
+  const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
+  return Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
+}
+
+const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then((r) => ({ r, t: performance.now() }));
+
+/** n StateObject subscribers of one name, subscriber i subscribed and polling on process i % 3; one push per round, through process round % 3. */
+export async function postgresFanOut(record: Recorder, n = 1000): Promise<void> {
+  const scenario = `P3. fan-out to ${n} polls on 3 processes`;
+  const db = await freshDatabase();
+  const hubs = await startPostgresHubs(db.url, 3);
+  const on = (i: number) => hubs[i % hubs.length];
+  const devices = Array.from({ length: n }, (_, i) => device(on(i).url));
+  try {
+    const ids: string[] = new Array(n);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < n) {
+          const i = next++;
+          const url = `${on(i).url}/rest/consumer/SubscribeToStateObjects?${identity.consumer(`G${i}`)}&name=Fan`;
+          const { status, body } = await httpGet(url);
+          if (status !== 200) throw new Error(`subscribe answered ${status}: ${body}`);
+          ids[i] = JSON.parse(body) as string;
+        }
+      }),
+    );
+    const lasts: number[] = [];
+    const each: number[] = [];
+    const rounds = QUICK ? 4 : 25;
+    for (let round = 0; round < rounds; round++) {
+      const polls = ids.map((id, i) =>
+        timed(
+          httpGet(
+            `${on(i).url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=120000`,
+            devices[i],
+          ),
+        ),
+      );
+      await waitingPollsOn(hubs, n, 110);
+      await sleep(200); // let the last polls' answers and the metrics reads settle
+      const sent = performance.now();
+      await httpGet(`${on(round).url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${round}`);
+      const replies = await Promise.all(polls);
+      if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the push');
+      // The first round answers nothing new for polls that ran before the object existed: it warms up.
+      if (round === 0) continue;
+      const times = replies.map(({ t }) => t - sent);
+      lasts.push(Math.max(...times));
+      each.push(...times);
+    }
+    const med = r1(median(lasts));
+    const p99 = r1(percentile(lasts, 99));
+    record({
+      scenario,
+      measure: `push → last poll answered, median of ${lasts.length}`,
+      value: med,
+      unit: 'ms',
+      note: `target ≤ 70 ms: ${verdict(med <= 70)}`,
+    });
+    record({
+      scenario,
+      measure: `push → last poll answered, p99 of ${lasts.length}`,
+      value: p99,
+      unit: 'ms',
+      note: `target ≤ 150 ms: ${verdict(p99 <= 150)}`,
+    });
+    record({
+      scenario,
+      measure: 'push → each poll answered, p50 / p99',
+      value: r1(percentile(each, 50)),
+      unit: 'ms',
+      note: `p99 ${r1(percentile(each, 99))} ms`,
+    });
+  } finally {
+    await stopAll(hubs);
+    await Promise.allSettled(devices.map((d) => d.destroy()));
+    await db.drop();
+  }
+}
+
+interface WorkerReport {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A bench/idlePolls.ts worker and a way to wait for its next message of a type. */
+function idleWorker(hub: Server, count: number, localAddress: string, tag: string) {
+  const child: ChildProcess = owned(
+    fork(path.join(ROOT, 'bench/idlePolls.ts'), [], {
+      cwd: ROOT,
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const waiting = new Map<string, (m: WorkerReport) => void>();
+  child.on('message', (m: WorkerReport) => {
+    if (m.type === 'error') throw new Error(`idle worker ${tag}: ${String(m.message)}`);
+    waiting.get(m.type)?.(m);
+  });
+  const next = (type: string) => new Promise<WorkerReport>((resolve) => waiting.set(type, resolve));
+  const ask = (command: WorkerReport, reply: string) => {
+    const answer = next(reply);
+    child.send(command);
+    return answer;
+  };
+  const ready = next('started').then(() =>
+    ask({ type: 'setup', url: hub.url, count, localAddress, identity: identity.consumer(`Idle${tag}`) }, 'ready'),
+  );
+  return { child, ask, next, ready };
+}
+
+/**
+ * 100,000 (BENCH_IDLE_POLLS) message subscriptions, each long-polled by its own connection, spread over
+ * 7 processes; each process's share comes from one worker process bound to its own 127.0.0.x address
+ * (the ephemeral ports are per source address). Then: are they all held, what do the hubs' resident
+ * sets add up to, and how long does one send to All take to reach every poll?
+ */
+export async function postgresIdlePolls(record: Recorder): Promise<void> {
+  const total = Number(process.env.BENCH_IDLE_POLLS ?? (QUICK ? 7000 : 100_000));
+  const processes = Number(process.env.BENCH_IDLE_PROCESSES ?? 7);
+  const scenario = `P4. ${total} idle polls on ${processes} processes`;
+  const db = await freshDatabase();
+  // 4 store connections per process instead of 8 keep 7 processes within the shared server's 100.
+  const hubs = await startPostgresHubs(db.url, processes, {
+    HUB_PG_POOL_MAX: '4',
+    HUB_MAX_POLLS_PER_CREDENTIAL: String(total),
+    HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: String(total),
+    HUB_SUBSCRIPTION_IDLE_SECONDS: '3600',
+  });
+  progress(`${processes} processes started`);
+  const rssIdle = hubs.reduce((s, h) => s + rssOf(h.pid), 0);
+  const workers = hubs.map((hub, i) =>
+    idleWorker(hub, Math.floor(total / processes) + (i < total % processes ? 1 : 0), `127.0.0.${10 + i}`, String(i)),
+  );
+  try {
+    await Promise.all(workers.map((w) => w.ready));
+    const t0 = performance.now();
+    const subscribeBusy = (await Promise.all(workers.map((w) => w.ask({ type: 'subscribe' }, 'subscribed')))).reduce(
+      (s, m) => s + Number(m.busy),
+      0,
+    );
+    const subscribeMs = performance.now() - t0;
+    const t1 = performance.now();
+    progress(`${total} subscribed in ${Math.round(subscribeMs / 1000)} s`);
+    await Promise.all(workers.map((w) => w.ask({ type: 'poll' }, 'polling')));
+    progress('every poll sent');
+    await waitingPollsOn(hubs, total, 120);
+    progress('every poll waiting');
+    const pollMs = performance.now() - t1;
+    await sleep(5000); // idle: nothing may drop
+    const held = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
+    const rss = hubs.map((h) => rssOf(h.pid));
+    const rssTotal = rss.reduce((s, v) => s + v, 0);
+    const reports = workers.map((w) => w.next('received'));
+    const sent = performance.timeOrigin + performance.now();
+    const { status } = await httpGet(
+      `${hubs[0].url}/rest/consumer/SendMessage?${identity.consumer('Sender')}&scope=All&key=Ping&data=1`,
+    );
+    if (status !== 204) throw new Error(`send answered ${status}`);
+    // Whatever has not arrived after 30 s is reported as it stands.
+    const all = Promise.all(reports);
+    if ((await Promise.race([all.then(() => true), sleep(30_000).then(() => false)])) === false)
+      for (const w of workers) w.child.send({ type: 'report' });
+    const got = await all;
+    const received = got.reduce((s, m) => s + Number(m.received), 0);
+    const renewed = got.reduce((s, m) => s + Number(m.renewed), 0);
+    const pollBusy = got.reduce((s, m) => s + Number(m.busy), 0);
+    const lastAt = Math.max(...got.map((m) => Number(m.lastAt)));
+    const ms = Math.round(lastAt - sent);
+    const gib = (b: number) => Math.round((b / 2 ** 30) * 100) / 100;
+    record({
+      scenario,
+      measure: 'polls waiting after 5 s idle',
+      value: held,
+      unit: 'polls',
+      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated; subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s`,
+    });
+    record({
+      scenario,
+      measure: 'hub processes’ RSS together',
+      value: gib(rssTotal),
+      unit: 'GiB',
+      note: `target ≤ 1.5 GB: ${verdict(rssTotal <= 1.5e9)}; ${gib(rssIdle)} GiB before the polls; per process ${rss.map((r) => Math.round(r / 2 ** 20)).join(', ')} MiB`,
+    });
+    record({
+      scenario,
+      measure: `send to All → last of ${received} polls answered`,
+      value: ms,
+      unit: 'ms',
+      note: `target all ${total} in ≤ 2 s: ${verdict(received >= total && ms <= 2000)}`,
+    });
+  } finally {
+    for (const w of workers) w.child.kill();
+    await stopAll(hubs);
+    await db.drop();
+  }
+}
