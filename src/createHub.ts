@@ -61,9 +61,9 @@ export interface Hub {
   /** Set when the first start generated the administrator's access key. */
   readonly generatedAdminKey: string | undefined;
   /**
-   * Applies the configuration file as it is on disk now (what `GET management/configuration/reload`
-   * does, for SIGHUP). Answers false when it was the text already applied (nothing changed). Throws
-   * ConfigurationError, changing nothing, when the file would not start.
+   * Applies the configuration file as it is on disk now, or on PostgreSQL the database's document (what
+   * `GET management/configuration/reload` does, for SIGHUP). Answers false when it was the text already
+   * applied (nothing changed). Throws ConfigurationError, changing nothing, when it would not start.
    */
   reloadConfiguration(): Promise<boolean>;
   stop(): Promise<void>;
