@@ -191,13 +191,13 @@ describe('records, order and long-polling', () => {
     const h = await hub();
     const target = await subscribe(h, app);
     const bystander = await subscribe(h, dash);
-    const targetPoll = poll(h, app, target, { timeout: 5000 });
+    // The target's poll (two minutes) outlives the test: only a wake-up answers it. The bystander's
+    // answers at its timeout, empty.
+    const targetPoll = poll(h, app, target, { timeout: 120_000 });
     const bystanderPoll = poll(h, dash, bystander, { timeout: 1000 });
     await waitingPolls(h, 2);
-    const sent = Date.now();
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Only');
     expect((await targetPoll).map((m) => m.Key)).toEqual(['Only']);
-    expect(Date.now() - sent).toBeLessThan(1000);
     expect(await bystanderPoll).toEqual([]);
   });
 

@@ -155,28 +155,27 @@ describe('subscriptions and long-polling', () => {
     expect(await poll(h, id, { timeout: 0 })).toEqual([]);
   });
 
-  it('wakes a waiting poll on the commit of a matching push, within milliseconds', async () => {
+  // A poll of the longest timeout (two minutes) outlives the test: only a wake-up can answer it. How
+  // soon a wake-up answers is measured by the benchmarks (docs/benchmarks.md), not asserted here.
+  it('wakes a waiting poll on the commit of a matching push', async () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'Temp' });
-    const waiting = poll(h, id, { timeout: 10000 });
+    const waiting = poll(h, id, { timeout: 120_000 });
     await waitingPolls(h, 1);
-    const pushed = Date.now();
     await push(h, 'Temp', 21);
-    const updates = await waiting;
-    expect(values(updates)).toEqual([['Temp', 21]]);
-    expect(Date.now() - pushed).toBeLessThan(1000);
+    expect(values(await waiting)).toEqual([['Temp', 21]]);
   });
 
   it('is not woken by a push that does not match', async () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'Temp', package: 'P1' });
-    const waiting = poll(h, id, { timeout: 1000 });
-    const started = Date.now();
+    const waiting = poll(h, id, { timeout: 120_000 });
     await waitingPolls(h, 1);
     await push(h, 'Other', 1);
     await push(h, 'Temp', 2, {}, pkg('S1', 'P2'));
-    expect(await waiting).toEqual([]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    // Answered by either push, it would hold [] or that object; it still waits and answers the matching one.
+    await push(h, 'Temp', 3);
+    expect(values(await waiting)).toEqual([['Temp', 3]]);
   });
 
   it('coalesces: five pushes between two polls come back once, with the latest value', async () => {
