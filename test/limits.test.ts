@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_KEY, DEV_KEY, consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { ADMIN_KEY, DEV_KEY, call, consumer, get, idOf, pkg, post, hubsStoppedAfterEach } from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
@@ -146,6 +146,35 @@ describe('metrics', () => {
     // The push and the poll's subscription check each rode a group commit.
     expect(text).toMatch(/hub_batch_pieces_count [1-9]\d*/);
     await waiting;
+  });
+
+  it('label a request with the action that answered it, or unmatched for one refused before its action', async () => {
+    const h = await hub({ options: { metricsOpen: true } });
+    const pushed = (name: string) => ({ name, value: 1 });
+    // The same action in any case and with a trailing slash, an authenticated POST, then refusals.
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), pushed('A'))).status).toBe(204);
+    expect((await get(h, 'platform/pushstateobject/', pkg('S1', 'P1'), pushed('B'))).status).toBe(204);
+    expect((await get(h, 'constellation/PUSHSTATEOBJECT', pkg('S1', 'P1'), pushed('C'))).status).toBe(204);
+    const descriptor = await post(h, 'platform/DeclarePackageDescriptor', pkg('S1', 'P1'), {});
+    expect((await get(h, 'platform/PushStateObject', pkg('S1', 'P1', 'wrong-key'), pushed('D'))).status).toBe(403);
+    expect((await call(h, 'HEAD', 'platform/PushStateObject', pkg('S1', 'P1'), { query: pushed('E') })).status).toBe(
+      405,
+    );
+    expect((await get(h, 'platform/DeclarePackageDescriptor', pkg('S1', 'P1'))).status).toBe(405);
+    expect((await get(h, 'platform/NoSuchAction', pkg('S1', 'P1'))).status).toBe(404);
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const counted = [...text.matchAll(/^hub_http_requests_total\{(.*)\} (\d+)$/gm)]
+      .map(([, labels, n]) => `${labels} ${n}`)
+      .filter((line) => !line.includes('interface="other"'));
+    expect(counted.sort()).toEqual(
+      [
+        `interface="platform",action="pushstateobject",status="204" 3`,
+        `interface="platform",action="declarepackagedescriptor",status="${descriptor.status}" 1`,
+        'interface="platform",action="unmatched",status="403" 1',
+        'interface="platform",action="unmatched",status="405" 2',
+        'interface="platform",action="unmatched",status="404" 1',
+      ].sort(),
+    );
   });
 
   it('can be opened to scrapers without a key', async () => {

@@ -1,7 +1,8 @@
 /**
  * The Koa application: request metrics, the error mapping, CORS, then one router for every path: each
  * interface under its prefix (refuse HEAD, authenticate, read the body, its own router), the console's
- * page and the operational endpoints. What no route answers is 404 (405 for a known action's other method).
+ * page and the operational endpoints, with the interfaces' fixed-path actions indexed in front of it
+ * (actionIndex.ts). What no route answers is 404 (405 for a known action's other method).
  */
 import cors from '@koa/cors';
 import Router from '@koa/router';
@@ -11,6 +12,7 @@ import KoaApp from 'koa';
 import { randomUUID } from 'node:crypto';
 import { hubError } from '../errors.js';
 import type { InterfaceName } from '../hub/caller.js';
+import { ActionIndex } from './actionIndex.js';
 import { bodyReader } from './bodyReading.js';
 import { consoleAssets } from './consoleAssets.js';
 import { consumerRouter } from './consumer.js';
@@ -137,9 +139,10 @@ function corsAndVary(): Koa.Middleware<HubState> {
 }
 
 /** Every path: the interfaces under their prefixes, the console's page, the operational endpoints. */
-function routes(services: HubServices, readiness: Readiness): Router<HubState> {
+function routes(services: HubServices, readiness: Readiness): Koa.Middleware<HubState> {
   const readBody = bodyReader(services);
   const table = new Router<HubState>();
+  const actions = new ActionIndex();
   /**
    * An interface: HEAD is refused before anything runs (the router would answer it with the GET
    * handler, and a HEAD GetMessages would consume, a HEAD PushStateObject write; Constellation's Web API
@@ -163,11 +166,10 @@ function routes(services: HubServices, readiness: Readiness): Router<HubState> {
         `No action was found on the ${interfaceName} interface that matches the name '${ctx.path.slice(prefix.length + 1)}'.`,
       );
     };
+    const mounted = `${prefix}${ANY_ACTION}`;
     // The router's middleware types carry its own context additions; Koa hands them a plain context.
-    table.all(
-      `${prefix}${ANY_ACTION}`,
-      ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]),
-    );
+    table.all(mounted, ...([guard, readBody, router.routes(), unrouted] as unknown as RouterMiddleware<HubState>[]));
+    actions.add(mounted, [guard, readBody], router);
   };
   mount('/rest/consumer', 'consumer', consumerRouter(services));
   mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));
@@ -176,7 +178,7 @@ function routes(services: HubServices, readiness: Readiness): Router<HubState> {
   // The console's page: / redirects to it, /console/… serves its files.
   table.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
   table.use(opsRouter(services, readiness).routes());
-  return table;
+  return actions.before(table.routes() as unknown as Koa.Middleware<HubState>);
 }
 
 export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
@@ -186,7 +188,7 @@ export function createApp(services: HubServices, readiness: Readiness): Koa<HubS
   app.use(requestMetrics(services, readiness));
   app.use(errorMapping(services.logger));
   app.use(corsAndVary());
-  app.use(routes(services, readiness).routes() as unknown as Koa.Middleware<HubState>);
+  app.use(routes(services, readiness));
   // Whatever no route answered: an unknown resource.
   app.use((ctx) => {
     throw hubError('NotFound', { path: ctx.path });

@@ -31,9 +31,7 @@ export function bodyReader(services: HubServices): Koa.Middleware<HubState> {
     ],
     textLimit: bodyLimitBytes,
   });
-  // GET and DELETE carry no body: they skip the body reader altogether.
-  return async (ctx, next) => {
-    if (ctx.method !== 'POST' && ctx.method !== 'PUT') return next();
+  const read: Koa.Middleware<HubState> = async (ctx, next) => {
     const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
     if (encoding !== '' && encoding !== 'identity') throw unsupportedEncoding(encoding);
     // raw-body rejects on the stream's error event: the read stops and the error mapping answers 408.
@@ -47,4 +45,6 @@ export function bodyReader(services: HubServices): Koa.Middleware<HubState> {
       clearTimeout(timer);
     }
   };
+  // GET and DELETE carry no body: they skip the body reader altogether (not even a promise of its own).
+  return (ctx, next) => (ctx.method === 'POST' || ctx.method === 'PUT' ? read(ctx, next) : next());
 }
