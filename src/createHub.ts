@@ -16,6 +16,7 @@ import { FileConfiguration } from './hub/configurationOnFile.js';
 import { SharedConfiguration } from './hub/configurationShared.js';
 import type { SharedStartingConfiguration } from './hub/configurationSharedStart.js';
 import { sharedStartingConfiguration } from './hub/configurationSharedStart.js';
+import { Deliveries } from './hub/deliveries.js';
 import { Descriptors } from './hub/descriptors.js';
 import { ExpiryTimer } from './hub/expiry.js';
 import { ConfigurationFileActions } from './hub/configurationFileActions.js';
@@ -123,7 +124,10 @@ async function createServices(
 
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(store.callers);
-  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate);
+  const deliveries = new Deliveries(store.subscriptions, options.databaseUrl === undefined, (error) =>
+    logger.warn({ err: error }, 'settling a delivery failed: it is read again, or read on, later'),
+  );
+  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate, deliveries);
   const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) =>
     logger.error({ err: error }, 'expiry failed'),
   );

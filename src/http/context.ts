@@ -66,9 +66,13 @@ const SIGNAL = Symbol('clientGone');
  * this small object and one shared 'close' listener on its response. Its one listener (the waiter)
  * lives in a field; the rare further ones in an array made only for them, so several listeners work as
  * on an AbortSignal (each once, in the order added; the same one twice is one) at no cost per poll.
+ * It also tells how the response ended (`whenAnswered`: a 200 written whole, or not).
  */
 class ClientGoneSignal implements ClientSignal {
   aborted = false;
+  /** How the response ended (undefined: not yet), and who wants to know (one poll's delivery). */
+  private sent: boolean | undefined = undefined;
+  private answered: ((sent: boolean) => void) | undefined = undefined;
   private listener: EventListenerObject | undefined = undefined;
   /** Listeners after the first, in the order added; only ever empty when `listener` is too. */
   private more: EventListenerObject[] | undefined = undefined;
@@ -90,6 +94,20 @@ class ClientGoneSignal implements ClientSignal {
     if (this.more?.length === 0) this.more = undefined;
   }
 
+  whenAnswered(listener: (sent: boolean) => void): void {
+    if (this.sent === undefined) this.answered = listener;
+    else listener(this.sent);
+  }
+
+  /** The response closed: written whole with a 200, or not. */
+  ended(sent: boolean): void {
+    if (this.sent !== undefined) return;
+    this.sent = sent;
+    const answered = this.answered;
+    this.answered = undefined;
+    answered?.(sent);
+  }
+
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -106,7 +124,10 @@ class ClientGoneSignal implements ClientSignal {
 
 /** Shared by every response: Node calls it with the response as `this`. */
 function onResponseClose(this: ServerResponse & { [SIGNAL]?: ClientGoneSignal }): void {
-  if (!this.writableFinished) this[SIGNAL]?.abort();
+  const signal = this[SIGNAL];
+  if (!signal) return;
+  if (!this.writableFinished) signal.abort();
+  signal.ended(this.writableFinished && this.statusCode === 200);
 }
 
 /** Aborted when the client goes away before its response is written (long-polls stop waiting). */
@@ -115,7 +136,10 @@ export function clientGone(ctx: Context): ClientSignal {
   const res = ctx.res as ServerResponse & { [SIGNAL]?: ClientGoneSignal };
   res[SIGNAL] = signal;
   res.on('close', onResponseClose);
-  if (ctx.req.socket.destroyed) signal.abort();
+  if (ctx.req.socket.destroyed) {
+    signal.abort();
+    signal.ended(false);
+  }
   return signal;
 }
 

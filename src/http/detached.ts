@@ -87,6 +87,12 @@ export function markDetachable(target: string, res: ServerResponse): void {
   if (isPollPath(target)) (res as unknown as { __onFinished?: unknown }).__onFinished = NOT_WATCHED;
 }
 
+/**
+ * Test-only (test/inFlight.test.ts): with HUB_TEST_DIE_BEFORE_ANSWER=1 the process kills itself after a
+ * poll's take committed and before its answer is written, as a crash there would.
+ */
+const DIE_BEFORE_ANSWER = process.env.HUB_TEST_DIE_BEFORE_ANSWER === '1';
+
 /** Answers the request with `result`'s value (200, JSON) or error once it settles, outside Koa's chain. */
 export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logger): void {
   const state = ctx.state as HubState;
@@ -107,7 +113,10 @@ export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logg
   const varyOrigin = state.varyOrigin === true;
   result.then(
     // Undefined (the client left, nothing consumed) is answered as the Koa path did: an empty array.
-    (value) => answer.answered(writeJson(res, 200, value ?? [], varyOrigin)),
+    (value) => {
+      if (DIE_BEFORE_ANSWER && Array.isArray(value) && value.length > 0) process.kill(process.pid, 'SIGKILL');
+      answer.answered(writeJson(res, 200, value ?? [], varyOrigin));
+    },
     (thrown: unknown) => {
       const { status, body, headers } = errorAnswer(thrown, logger, requestId, path);
       answer.answered(writeJson(res, status, body, varyOrigin, headers));

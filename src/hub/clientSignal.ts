@@ -11,4 +11,10 @@ export interface ClientSignal {
    */
   addEventListener(type: 'abort', listener: EventListenerObject, options?: { once?: boolean }): void;
   removeEventListener(type: 'abort', listener: EventListenerObject): void;
+  /**
+   * Calls `listener` once when the response ends (at once if it has): `sent` when a 200 answer was
+   * written whole, false when the response closed before or answered an error. An AbortSignal has
+   * none: a poll then counts what it delivered as sent (hub/deliveries.ts).
+   */
+  whenAnswered?(listener: (sent: boolean) => void): void;
 }

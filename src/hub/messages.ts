@@ -97,8 +97,12 @@ export class Messages {
     limit: number,
     abort: ClientSignal,
   ): Promise<MessageRecord[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, async (id) => {
-      const { messages, missed } = await this.store.take(id, limit, abort);
+    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, async (id, delivery) => {
+      const { messages, missed } = await delivery.take(
+        id,
+        (claim) => this.store.take(id, limit, abort, claim),
+        (taken) => taken.messages.length > 0,
+      );
       if (missed > 0) this.counters.missed(id, caller, missed);
       return messages.map(messageRecord);
     });

@@ -96,11 +96,15 @@ export class StateObjects {
     limit: number,
     abort: ClientSignal,
   ): Promise<StateObjectUpdateRecord[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id) => {
+    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id, delivery) => {
       // What the caller may not see is read past (its cursor moves) and left out; read on while a
       // whole read was left out, so an answer is not empty while visible changes wait.
       for (;;) {
-        const changes = await this.store.take(id, limit, abort);
+        const changes = await delivery.take(
+          id,
+          (claim) => this.store.take(id, limit, abort, claim),
+          (taken) => taken.length > 0,
+        );
         const now = Date.now();
         const visible = changes
           .filter((c) => maySeeStateObject(caller.credential, c))

@@ -1,6 +1,7 @@
 /** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
 import { hubError } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
+import type { Deliveries, PollDelivery } from './deliveries.js';
 import { isGuid } from './messageAddresses.js';
 import type {
   OpenedSubscription,
@@ -40,6 +41,7 @@ export class Subscriptions {
     private readonly callers: CallerDirectory,
     private readonly notifier: WakeUps,
     private readonly gate: PollGate,
+    private readonly deliveries: Deliveries,
   ) {}
 
   /** The caller as a subscription owner, recorded on first sight. */
@@ -73,7 +75,8 @@ export class Subscriptions {
 
   /**
    * Long-polls the caller's subscription of `kind`: `take` reads and consumes in one transaction (see
-   * longPoll). Undefined when the client went away.
+   * longPoll) under the poll's delivery (what it delivers is settled by how the answer ends:
+   * deliveries.ts). Undefined when the client went away.
    */
   poll<T>(
     caller: Caller,
@@ -81,7 +84,7 @@ export class Subscriptions {
     kind: SubscriptionKind,
     timeoutMs: number,
     abort: ClientSignal,
-    take: (subscriptionId: string) => Promise<T[]>,
+    take: (subscriptionId: string, delivery: PollDelivery) => Promise<T[]>,
   ): Promise<T[] | undefined> {
     if (!id) return Promise.reject(missingSubscriptionId());
     const credential = caller.credential.name;
@@ -114,7 +117,7 @@ export class Subscriptions {
       registered,
       timeoutMs,
       abort,
-      new SubscriptionPoll(this.store, this.gate, id, credential, take),
+      new SubscriptionPoll(this.store, this.gate, id, credential, this.deliveries.forPoll(abort), take),
     );
   }
 
@@ -142,11 +145,12 @@ class SubscriptionPoll<T> implements PollSteps<T> {
     private readonly gate: PollGate,
     private readonly id: string,
     private readonly credential: string,
-    private readonly read: (subscriptionId: string) => Promise<T[]>,
+    private readonly delivery: PollDelivery,
+    private readonly read: (subscriptionId: string, delivery: PollDelivery) => Promise<T[]>,
   ) {}
 
   take(): Promise<T[]> {
-    return this.read(this.id);
+    return this.read(this.id, this.delivery);
   }
 
   /**
