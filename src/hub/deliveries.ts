@@ -24,8 +24,8 @@ interface Flight {
 /** How long a pending delivery of another process may stay unsettled (a live one settles in milliseconds). */
 const GRACE_MS = 2_000;
 
-/** Retries of a take blocked by another process's pending delivery: from 5 ms, doubling, up to this. */
-const MAX_STEP_MS = 100;
+/** Retries of a take blocked by another process's pending delivery: from 2 ms, doubling, up to this. */
+const MAX_STEP_MS = 10;
 
 export class Deliveries {
   /** This life's prefix of every token: a token of this prefix not in `flights` has ended. */
@@ -57,7 +57,7 @@ export class Deliveries {
   /** After a take judged `wait`: until that delivery may be judged again (or the client leaves). */
   async waitOut(pending: PendingDelivery, abort: ClientSignal, attempt: number): Promise<void> {
     const flight = this.#flights.get(pending.token);
-    const ms = flight ? undefined : Math.min(5 * 2 ** attempt, MAX_STEP_MS);
+    const ms = flight ? undefined : Math.min(2 * 2 ** attempt, MAX_STEP_MS);
     await new Promise<void>((resolve) => {
       const done = {
         handleEvent: () => {
