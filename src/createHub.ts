@@ -44,6 +44,7 @@ import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
 import type { HubStore } from './hub/ports/hubStore.js';
+import type { PollsElsewhere } from './hub/ports/pollsElsewhere.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
@@ -111,6 +112,7 @@ async function createServices(
   store: HubStore,
   notifier: Notifier,
   metrics: HubMetrics,
+  elsewhere: PollsElsewhere | undefined,
 ) {
   const { file, text: configText, generatedAdminKey } = loaded;
   const configuration: Configuration =
@@ -127,7 +129,7 @@ async function createServices(
   const deliveries = new Deliveries(store.subscriptions, options.databaseUrl === undefined, (error) =>
     logger.warn({ err: error }, 'settling a delivery failed: it is read again, or read on, later'),
   );
-  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate, deliveries);
+  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate, deliveries, elsewhere);
   const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) =>
     logger.error({ err: error }, 'expiry failed'),
   );
@@ -281,7 +283,15 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       })
     : undefined;
   if (feed) registerCrossProcessMetrics(metrics.registry, feed);
-  const { services, expiry, sweeper } = await createServices(options, logger, loaded, store, notifier, metrics);
+  const { services, expiry, sweeper } = await createServices(
+    options,
+    logger,
+    loaded,
+    store,
+    notifier,
+    metrics,
+    feed?.polls,
+  );
   const { configuration } = services;
   if (configuration instanceof SharedConfiguration) {
     // Another process's change of the configuration document, applied here.

@@ -190,9 +190,16 @@ describe('the store is the only way to the database', () => {
       .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === notifier))
       .map(rel);
     expect(importers).toEqual(['src/createHub.ts']);
-    // …and the class is what the interfaces describe, so a second implementation can take its place.
+    // Its waiters (hub/waiter.ts) are the notifier's alone.
+    const waiter = path.join(src, 'hub', 'waiter.ts');
+    expect(
+      sourceFiles(src)
+        .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === waiter))
+        .map(rel),
+    ).toEqual(['src/hub/notifier.ts']);
+    // …and the classes are what the interfaces describe, so a second implementation can take their place.
     expect(code(notifier)).toMatch(/class Notifier implements WakeUps\b/);
-    expect(code(notifier)).toMatch(/class Waiter implements PollWaiter\b/);
+    expect(code(waiter)).toMatch(/class Waiter implements PollWaiter\b/);
   });
 
   it('names a reason for every domain module the store may import, and each is still imported', () => {

@@ -141,6 +141,57 @@ describe('notifier', () => {
   });
 });
 
+describe('one poll per subscription across processes (claims)', () => {
+  const abort = new AbortController().signal;
+  const interest = { kind: 'messages' as const, addresses: addresses('m') };
+  /** What the wait says when it is asked right away (a superseded waiter answers at once). */
+  const outcome = (waiter: ReturnType<Notifier['register']>) => waiter.wait(1, abort);
+
+  it('a later claim of the key elsewhere supersedes the poll; an earlier or equal one (its own) does not', async () => {
+    const n = new Notifier();
+    const waiter = n.register('s', interest);
+    n.ordered('s', waiter, 5);
+    n.claimedElsewhere('s', 5);
+    n.claimedElsewhere('s', 4);
+    expect(n.isWaiting('s')).toBe(true);
+    n.claimedElsewhere('s', 6);
+    expect(n.isWaiting('s')).toBe(false);
+    expect(await outcome(waiter)).toBe('superseded');
+  });
+
+  it('a claim heard before the poll knows its own order counts once the order is known, if it is later', async () => {
+    const n = new Notifier();
+    const older = n.register('older', interest);
+    const newer = n.register('newer', interest);
+    n.claimedElsewhere('older', 8);
+    n.claimedElsewhere('newer', 8);
+    n.ordered('newer', newer, 9);
+    expect(n.isWaiting('newer')).toBe(true);
+    n.ordered('older', older, 7);
+    expect(n.isWaiting('older')).toBe(false);
+    expect(await outcome(older)).toBe('superseded');
+  });
+
+  it("a superseded waiter's release leaves the poll registered after it alone", () => {
+    const n = new Notifier();
+    const first = n.register('s', interest);
+    n.ordered('s', first, 1);
+    n.claimedElsewhere('s', 2);
+    const second = n.register('s', interest);
+    n.release('s', first);
+    expect(n.isWaiting('s')).toBe(true);
+    n.release('s', second);
+    expect(n.isWaiting('s')).toBe(false);
+  });
+
+  it('lists the polls that have waited since before a time', () => {
+    const n = new Notifier();
+    n.register('s', interest);
+    expect(n.waitingSince(Date.now() + 1)).toEqual(['s']);
+    expect(n.waitingSince(0)).toEqual([]);
+  });
+});
+
 describe('message addressing', () => {
   it('reaches a joined group only with messages sent after the join', () => {
     const to = addresses('a', { groups: new Map([['Kitchen', 10]]) });

@@ -1,7 +1,8 @@
 /**
  * What SQLite's single writer made safe, raced from two "processes" (two engines, each its own pool)
  * on one PostgreSQL database (issue 22): the per-credential cap, a filter added once, an expiry
- * announced once, the downtime discounted once, and a push on one read through the other.
+ * announced once, the downtime discounted once, one sweep for both (and a subscription whose poll waits
+ * on the one that does not sweep kept), and a push on one read through the other.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,5 +156,43 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
     expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current)).toEqual([undefined]);
     expect((await b.messages.take(messages.id, 0, signal)).messages.map((m) => m.data)).toEqual(['"hello"']);
     expect((await a.messages.take(messages.id, 0, signal)).messages).toEqual([]);
+  });
+
+  it('one process sweeps for both: of two sweeps at once one sweeps, and none again until half an interval passed', async () => {
+    const owner = await ownerNamed('swept');
+    const idle = await a.subscriptions.openMessages(owner, undefined);
+    const waiting = await a.subscriptions.openMessages(owner, undefined);
+    // Both idle since long before the cutoff (every other subscription of this file is newer than it).
+    await admin.query('update subscriptions set last_active_ms = 500 where id = any($1)', [[idle.id, waiting.id]]);
+    // B's poll of `waiting` has waited long: B keeps it active, A's sweep leaves it.
+    await b.subscriptions.keepActive!([waiting.id], 900);
+    const now = Date.now();
+    const INTERVAL = 60_000;
+    const both = await Promise.all([
+      a.subscriptions.sweep(now, 800, [], INTERVAL),
+      b.subscriptions.sweep(now, 800, [], INTERVAL),
+    ]);
+    const swept = both.filter((r) => r !== undefined);
+    expect(swept).toHaveLength(1);
+    expect(swept[0]!.map((e) => e.id)).toEqual([idle.id]);
+    expect(await a.subscriptions.findOwned(owner, waiting.id, 'messages')).toBeDefined();
+    // Another sweep within half an interval, by either, does nothing.
+    expect(await a.subscriptions.sweep(now + INTERVAL / 2 - 1, 800, [], INTERVAL)).toBeUndefined();
+    expect(await b.subscriptions.sweep(now + INTERVAL / 2 - 1, 800, [], INTERVAL)).toBeUndefined();
+    // Later, the next one sweeps (nothing is idle before this cutoff any more).
+    expect(await b.subscriptions.sweep(now + INTERVAL, 800, [], INTERVAL)).toEqual([]);
+  });
+
+  it('a sweep waits for nobody: while another process holds the sweep, it says so at once', async () => {
+    const holder = await admin.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select pg_advisory_xact_lock(hashtext('hub.sweep'))`);
+      expect(await a.subscriptions.sweep(Date.now() + 3_600_000, 0, [], 0)).toBeUndefined();
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    expect(await a.subscriptions.sweep(Date.now() + 3_600_000, 0, [], 0)).toEqual([]);
   });
 });

@@ -454,7 +454,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       const a = await stores.subscriptions.openMessages(owner, undefined);
       const b = await stores.subscriptions.openMessages(owner, undefined);
-      const expired = await stores.subscriptions.sweep(Date.now(), Date.now() + 60_000, [b.id]);
+      const expired = await stores.subscriptions.sweep(Date.now(), Date.now() + 60_000, [b.id], 0);
       expect(expired).toEqual([{ id: a.id, kind: 'messages', credentialName: 'cred', friendlyName: 'Consumer/App' }]);
       expect(await stores.subscriptions.findOwned(owner, a.id, 'messages')).toBeUndefined();
       expect(await stores.subscriptions.findOwned(owner, b.id, 'messages')).toBeDefined();

@@ -3,6 +3,7 @@ import * as initial from './0001_initial.js';
 import * as pendingDeliveries from './0002_pending_deliveries.js';
 import * as configurationDocument from './0003_configuration_document.js';
 import * as repositoryArchives from './0004_repository_archives.js';
+import * as pollOrder from './0005_poll_order.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -13,4 +14,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0002_pending_deliveries': pendingDeliveries,
   '0003_configuration_document': configurationDocument,
   '0004_repository_archives': repositoryArchives,
+  '0005_poll_order': pollOrder,
 };

@@ -3,76 +3,12 @@
  * names plus a list of wildcard filters; message addresses plus everyone for All and Others). Only
  * waiting polls are here: a subscription nobody polls costs nothing at write time.
  */
-import type { ClientSignal } from './clientSignal.js';
 import type { MessageAddresses, MessageTargets, SentMessage } from './messageAddresses.js';
 import { visitTargets } from './messageAddresses.js';
 import { matchesPattern } from './patterns.js';
 import type { StateObjectChange, StateObjectPatterns } from './ports/stateObjects.js';
-import type { PollInterest, PollWaiter, WaitOutcome, WakeUps } from './wakeUps.js';
-
-type Ending = 'superseded' | 'closing';
-
-/** Timer callback shared by every waiter (no closure per wait). */
-function timedOut(waiter: Waiter): void {
-  waiter.finish('timeout');
-}
-
-/**
- * One waiting poll. Kept small, since thousands wait at once: no closures per wait — the abort signal
- * calls `handleEvent`, the timer a shared function with the waiter as its argument.
- */
-export class Waiter implements PollWaiter {
-  private signalled = false;
-  private ended: Ending | undefined;
-  private resolve: ((outcome: WaitOutcome) => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private abort: ClientSignal | undefined;
-
-  /** Forget an earlier wake-up: called right before reading, so only later commits count. */
-  clearSignal(): void {
-    this.signalled = false;
-  }
-
-  signal(): void {
-    this.signalled = true;
-    this.finish('woken');
-  }
-
-  end(outcome: Ending): void {
-    this.ended = outcome;
-    this.finish(outcome);
-  }
-
-  /** The abort signal's listener. */
-  handleEvent(): void {
-    this.finish('aborted');
-  }
-
-  finish(outcome: WaitOutcome): void {
-    const resolve = this.resolve;
-    if (!resolve) return;
-    this.resolve = undefined;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.abort?.removeEventListener('abort', this);
-    this.abort = undefined;
-    resolve(outcome);
-  }
-
-  /** Resolves on a wake-up (possibly one that came before the call), the timeout, abort, or end. */
-  wait(ms: number, abort: ClientSignal): Promise<WaitOutcome> {
-    if (this.ended) return Promise.resolve(this.ended);
-    if (abort.aborted) return Promise.resolve('aborted');
-    if (this.signalled) return Promise.resolve('woken');
-    if (ms <= 0) return Promise.resolve('timeout');
-    return new Promise((resolve) => {
-      this.resolve = resolve;
-      this.abort = abort;
-      abort.addEventListener('abort', this, { once: true });
-      this.timer = setTimeout(timedOut, ms, this);
-    });
-  }
-}
+import { Waiter } from './waiter.js';
+import type { PollInterest, WakeUps } from './wakeUps.js';
 
 /** Shared by every entry that has none: a waiting poll holds as little as it can. */
 const NONE: never[] = [];
@@ -87,6 +23,12 @@ interface Entry {
   wildcard: boolean;
   addresses: string[];
   connectionId: string | undefined;
+  /** When it registered (epoch ms). */
+  since: number;
+  /** Its place among every process's polls of the key (PollsElsewhere.claim); 0 until known. */
+  order: number;
+  /** The latest order claimed elsewhere while its own was not known yet. */
+  newer: number;
 }
 
 const addressKeys = (a: MessageAddresses): string[] => {
@@ -144,6 +86,9 @@ export class Notifier implements WakeUps {
       wildcard: false,
       addresses: NONE,
       connectionId: undefined,
+      since: Date.now(),
+      order: 0,
+      newer: 0,
     };
     this.index(entry, interest);
     this.entries.set(key, entry);
@@ -163,6 +108,27 @@ export class Notifier implements WakeUps {
     if (entry?.waiter !== waiter) return;
     this.unindex(entry);
     this.entries.delete(key);
+  }
+
+  ordered(key: string, waiter: Waiter, order: number): void {
+    const entry = this.entries.get(key);
+    if (entry?.waiter !== waiter) return;
+    entry.order = order;
+    if (entry.newer > order) this.supersede(entry);
+  }
+
+  claimedElsewhere(key: string, order: number): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    if (entry.order === 0) entry.newer = Math.max(entry.newer, order);
+    else if (entry.order < order) this.supersede(entry);
+  }
+
+  /** A newer poll of the key waits on another process: this one answers now and goes. */
+  private supersede(entry: Entry): void {
+    entry.waiter.end('superseded');
+    this.unindex(entry);
+    this.entries.delete(entry.key);
   }
 
   /**
@@ -251,6 +217,12 @@ export class Notifier implements WakeUps {
 
   waitingIds(): string[] {
     return [...this.entries.keys()];
+  }
+
+  waitingSince(since: number): string[] {
+    const keys: string[] = [];
+    for (const entry of this.entries.values()) if (entry.since < since) keys.push(entry.key);
+    return keys;
   }
 
   get waitingCount(): number {

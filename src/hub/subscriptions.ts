@@ -14,6 +14,7 @@ import type { Caller, CallerDirectory } from './caller.js';
 import { longPoll } from './longPoll.js';
 import type { PollSteps } from './longPoll.js';
 import type { PollGate } from './pollGate.js';
+import type { InterestChange, PollsElsewhere } from './ports/pollsElsewhere.js';
 import type { PollWaiter, WakeUps } from './wakeUps.js';
 
 export type { SubscriptionKind };
@@ -42,7 +43,11 @@ export class Subscriptions {
     private readonly notifier: WakeUps,
     private readonly gate: PollGate,
     private readonly deliveries: Deliveries,
-  ) {}
+    /** Several processes on one store: what this process's polls tell the others (none with one). */
+    private readonly elsewhere?: PollsElsewhere,
+  ) {
+    elsewhere?.onChanged((change) => void this.changedElsewhere(change));
+  }
 
   /** The caller as a subscription owner, recorded on first sight. */
   async owner(caller: Caller, requestedId: string | undefined): Promise<SubscriptionOwner> {
@@ -52,14 +57,38 @@ export class Subscriptions {
     return { connectionId: await this.callers.connectionId(caller), credentialName: caller.credential.name };
   }
 
-  /** After a subscription changed what it listens for: a waiting poll of it listens for that too. */
+  /**
+   * After a subscription changed what it listens for (committed): a waiting poll of it listens for that
+   * too, here and, with several processes, on the others.
+   */
   async refresh(caller: Caller, opened: OpenedSubscription, kind: SubscriptionKind): Promise<void> {
     const registering = this.registering.get(opened.id);
     if (registering) registering.changes++;
-    if (!this.notifier.isWaiting(opened.id)) return;
-    const interest = await this.store.findOwned(await this.owner(caller, undefined), opened.id, kind);
+    const owner =
+      this.elsewhere || this.notifier.isWaiting(opened.id) ? await this.owner(caller, undefined) : undefined;
+    if (owner) this.elsewhere?.changed({ id: opened.id, kind, owner });
+    if (!owner || !this.notifier.isWaiting(opened.id)) return;
+    const interest = await this.store.findOwned(owner, opened.id, kind);
     if (interest) this.notifier.update(opened.id, interest);
     if (opened.added) this.notifier.wake([opened.id]);
+  }
+
+  /**
+   * Another process committed a change to what `change.id` listens for: a poll of it waiting (or
+   * registering) here listens for that too, and reads at once (what the change let in may have been
+   * announced before this notice came).
+   */
+  private async changedElsewhere(change: InterestChange): Promise<void> {
+    const registering = this.registering.get(change.id);
+    if (registering) registering.changes++;
+    if (!this.notifier.isWaiting(change.id)) return;
+    try {
+      const interest = await this.store.findOwned(change.owner, change.id, change.kind);
+      if (interest) this.notifier.update(change.id, interest);
+    } catch {
+      // The poll keeps listening for what it did; the wake-up below still makes it read.
+    }
+    this.notifier.wake([change.id]);
   }
 
   /** The caller's subscription of that kind with what it listens for, or the "subscription lost" 500 firmware re-subscribes on. */
@@ -100,6 +129,11 @@ export class Subscriptions {
         this.gate.enter(credential);
         // Nothing below holds `interest`: what a waiting poll listens for lives in the notifier only.
         const waiter = this.notifier.register(id, interest);
+        // Several processes: a newer poll of it anywhere ends this one (its claim failing leaves it unordered).
+        this.elsewhere?.claim(id).then(
+          (order) => this.notifier.ordered(id, waiter, order),
+          () => {},
+        );
         // Changed since `interest` was read (refresh found no waiter): listen for what it is now. The
         // first read comes after, so it also returns the current values of an added filter.
         return changed ? this.reread(caller, id, kind, waiter) : waiter;

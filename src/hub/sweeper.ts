@@ -2,6 +2,12 @@
  * Periodic housekeeping: idle subscriptions expire (idle time counts only while the hub runs), and each
  * log drops what every cursor has passed or what is past its retention. A sweep that meets another
  * process's write lock is skipped with a warning.
+ *
+ * On a store several processes share, one sweeps for all (the store says when it is another's turn, and
+ * this process then trims nothing either), and each keeps its own waiting polls' subscriptions active:
+ * every min(interval, idle/4) it touches those whose poll has waited more than half the idle time (the
+ * others were touched when they registered), so a subscription whose poll waits here is never idle
+ * longer than ¾ of the idle time to another process's sweep.
  */
 import type { Logger } from 'pino';
 import { isHubError } from '../errors.js';
@@ -13,7 +19,9 @@ import type { PollRegistry } from './wakeUps.js';
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
+  private keepTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private keeping: Promise<void> | undefined;
 
   constructor(
     private readonly subscriptions: SubscriptionStore,
@@ -46,11 +54,31 @@ export class Sweeper {
           });
     }, this.intervalMs);
     this.timer.unref();
+    if (this.subscriptions.keepActive) {
+      this.keepTimer = setInterval(
+        () => {
+          this.keeping ??= this.keepActive()
+            .catch((error: unknown) => this.logger.warn({ err: error }, 'could not keep waiting subscriptions active'))
+            .finally(() => (this.keeping = undefined));
+        },
+        Math.min(this.intervalMs, this.idleMs / 4),
+      );
+      this.keepTimer.unref();
+    }
   }
 
+  /** Several processes: this process's long-waiting polls' subscriptions are active now. */
+  async keepActive(): Promise<void> {
+    const now = Date.now();
+    const ids = this.notifier.waitingSince(now - this.idleMs / 2);
+    if (ids.length > 0) await this.subscriptions.keepActive?.(ids, now);
+  }
+
+  /** One sweep; nothing when another process sweeps now or did within half an interval. */
   async sweep(): Promise<void> {
     const now = Date.now();
-    const expired = await this.subscriptions.sweep(now, now - this.idleMs, this.notifier.waitingIds());
+    const expired = await this.subscriptions.sweep(now, now - this.idleMs, this.notifier.waitingIds(), this.intervalMs);
+    if (!expired) return; // another process's turn: it trims the logs too
     for (const s of expired) {
       this.logger.info(
         { subscription: s.id, kind: s.kind, caller: s.friendlyName, credential: s.credentialName },
@@ -64,7 +92,9 @@ export class Sweeper {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.keepTimer);
     await this.running;
+    await this.keeping;
     await this.subscriptions.heartbeat(Date.now());
   }
 }

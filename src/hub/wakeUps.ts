@@ -2,6 +2,8 @@
  * Wake-after-commit as the hub modules see it: a writer announces what its commit changed
  * (ChangeAnnouncer); a long-poll registers what it listens for and waits (PollRegistry, PollWaiter).
  * Which polls a change concerns is the implementation's business (hub/notifier.ts, named only by createHub).
+ * With several processes on one store, PollsElsewhere (ports/pollsElsewhere.ts) carries what one
+ * process's polls must tell the others'; with one process there is none.
  */
 import type { ClientSignal } from './clientSignal.js';
 import type { SentMessage } from './messageAddresses.js';
@@ -46,8 +48,20 @@ export interface PollRegistry {
   update(key: string, interest: PollInterest): void;
   /** The poll ended; a later poll of the same key that superseded it stays. */
   release(key: string, waiter: PollWaiter): void;
+  /**
+   * Several processes: `order` places the key's poll `waiter` among every process's polls of the key
+   * (PollsElsewhere.claim); a later claim elsewhere (`claimedElsewhere`) supersedes it.
+   */
+  ordered(key: string, waiter: PollWaiter, order: number): void;
+  /**
+   * Several processes: a poll of `key` was given `order` somewhere (this process's own claims included):
+   * this process's poll of it ends 'superseded' if it is older, now or once its own order is known.
+   */
+  claimedElsewhere(key: string, order: number): void;
   isWaiting(key: string): boolean;
   waitingIds(): string[];
+  /** The keys whose poll has waited since before `since` (epoch ms): the others were touched at registration. */
+  waitingSince(since: number): string[];
 }
 
 /** Both sides, for a module that announces and waits (subscriptions, package logs). */

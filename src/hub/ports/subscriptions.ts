@@ -70,8 +70,17 @@ export interface SubscriptionStore {
   settle(id: string, token: string, written: boolean): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
   discountDowntime(now: number): Promise<void>;
-  /** Records the heartbeat and removes subscriptions idle since before `idleCutoff`, except `keep` (those with a waiting poll). */
-  sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]>;
+  /**
+   * Records the heartbeat and removes subscriptions idle since before `idleCutoff`, except `keep` (those
+   * with a poll waiting in this process). With several processes on the store, one sweeps for all:
+   * undefined, doing nothing, while another sweeps or when one swept less than `everyMs / 2` ago.
+   */
+  sweep(now: number, idleCutoff: number, keep: string[], everyMs: number): Promise<ExpiredSubscription[] | undefined>;
+  /**
+   * Only on an engine several processes share (PostgreSQL): the subscriptions `ids`, whose polls wait in
+   * this process, are active at `now`, so that another process's sweep leaves them (one statement).
+   */
+  keepActive?(ids: string[], now: number): Promise<void>;
   /** Records the last moment the hub was alive. */
   heartbeat(now: number): Promise<void>;
 }

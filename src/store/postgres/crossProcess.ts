@@ -5,7 +5,9 @@
  * notification only says "read"; the tail reader reads the logs above this process's cursors on each
  * one, on a fallback timer and after every reconnection, so a lost notification delays a wake-up by at
  * most the fallback interval and never loses it. A change this process made itself comes back too and
- * wakes nobody new (its polls were woken at its commit): one empty read at worst.
+ * wakes nobody new (its polls were woken at its commit): one empty read at worst. The same listener
+ * carries the polls' own notices (pollsElsewhere.ts: a newer poll of a subscription on another process,
+ * a filter added there).
  */
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -14,12 +16,15 @@ import { createPool } from './pool.js';
 import type { NotificationHandler } from './listener.js';
 import { HUB_CHANNEL, PostgresListener } from './listener.js';
 import { TailReader } from './tailReader.js';
+import { PostgresPollsElsewhere } from './pollsElsewhere.js';
 
 /** What the feed tells: the notifier's announcements (hub/wakeUps.ts ChangeAnnouncer has these). */
 export interface Announcements {
   stateObjectChanged(object: { sentinelName: string; packageName: string; name: string; type: string }): unknown;
   messageSent(message: { id: number; scope: number; args: string[]; senderConnectionId: string }): unknown;
   logWritten(): void;
+  /** A poll of `key` was given `order` on some process (notifier.ts `claimedElsewhere`). */
+  claimedElsewhere(key: string, order: number): void;
 }
 
 export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptions, 'role'> {
@@ -33,6 +38,8 @@ export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptio
 export interface CrossProcessWakeUps {
   listener: PostgresListener;
   tail: TailReader;
+  /** This process's polls' notices to the others (hub/wakeUps.ts PollsElsewhere). */
+  polls: PostgresPollsElsewhere;
   /**
    * Hears every process's NOTIFY on `channel` (this one's too) from now on, across reconnections:
    * resolves once listened on. Each kind of cross-process notice has a channel of its own.
@@ -44,7 +51,8 @@ export interface CrossProcessWakeUps {
 /** Starts listening (resolves once LISTEN is in place and the tail reader knows where the logs end). */
 export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptions): Promise<CrossProcessWakeUps> {
   const { announce } = options;
-  const pool = createPool({ ...options, role: 'tail', max: 2 });
+  // The tail reader's reads (one at a time), the poll claims (one batch at a time), a changed subscription's notice.
+  const pool = createPool({ ...options, role: 'tail', max: 3 });
   const tail = new TailReader({
     db: pool,
     log: options.log,
@@ -75,15 +83,17 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     },
   });
   await tail.start();
+  const polls = new PostgresPollsElsewhere(pool, options.log, (key, order) => announce.claimedElsewhere(key, order));
   const listener = new PostgresListener({
     ...options,
-    channels: { [HUB_CHANNEL]: () => void tail.hint() },
+    channels: { [HUB_CHANNEL]: () => void tail.hint(), ...polls.channels },
     onReady: () => void tail.hint(),
   });
   await listener.start();
   return {
     listener,
     tail,
+    polls,
     listen: (channel, handler) => listener.listen(channel, handler),
     stop: async () => {
       await listener.stop();

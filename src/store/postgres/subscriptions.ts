@@ -2,8 +2,11 @@
  * Subscriptions on PostgreSQL (the PostgreSQL SubscriptionStore). Each operation is one transaction.
  * Rules that SQLite's single writer made safe are explicit here: the per-credential cap is counted
  * under a transaction-scoped advisory lock on the credential (two processes cannot both pass it), a
- * filter or a group is added once through unique keys (`on conflict do nothing`), and the downtime
- * discount runs under a lock so that two processes starting at once discount once.
+ * filter or a group is added once through unique keys (`on conflict do nothing`), the downtime
+ * discount runs under a lock so that two processes starting at once discount once, and one process
+ * sweeps at a time (a transaction-scoped advisory lock, tried, never waited for) and at most once per
+ * half interval (`swept_ms`). Each process keeps the subscriptions of its long-waiting polls active
+ * (`keepActive`), so the one that sweeps leaves them.
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
@@ -23,6 +26,8 @@ import type { PostgresPendingDeliveries } from './pendingDeliveries.js';
 import { storeError, transaction } from './transaction.js';
 
 const HEARTBEAT_KEY = 'heartbeat_ms';
+/** When a process last swept (the sweeper of another process skips its turn until half an interval later). */
+const SWEPT_KEY = 'swept_ms';
 
 type SubscriptionRow = { id: string; kind: SubscriptionKind; owner_connection_id: string; credential_name: string };
 
@@ -151,8 +156,21 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     });
   }
 
-  sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
+  sweep(now: number, idleCutoff: number, keep: string[], everyMs: number): Promise<ExpiredSubscription[] | undefined> {
     return transaction(this.pool, async (client) => {
+      const { rows: lock } = await client.query<{ locked: boolean }>({
+        name: 'hub_sweep_lock',
+        text: `select pg_try_advisory_xact_lock(hashtext('hub.sweep')) as locked`,
+      });
+      if (!lock[0].locked) return undefined;
+      // Read after the lock, in a snapshot of its own: a sweep committed just before it counts.
+      const { rows: swept } = await client.query<{ value: string }>({
+        name: 'hub_swept_at',
+        text: 'select value from hub_settings where key = $1',
+        values: [SWEPT_KEY],
+      });
+      if (swept.length > 0 && now - Number(swept[0].value) < everyMs / 2) return undefined;
+      await writeHeartbeat(client, now, SWEPT_KEY);
       await writeHeartbeat(client, now);
       const { rows } = await client.query<{
         id: string;
@@ -172,6 +190,18 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
         friendlyName: r.friendly_name ?? '',
       }));
     });
+  }
+
+  async keepActive(ids: string[], now: number): Promise<void> {
+    try {
+      await this.pool.query({
+        name: 'hub_keep_active',
+        text: 'update subscriptions set last_active_ms = $1 where id = any($2::text[]) and last_active_ms < $1',
+        values: [now, ids],
+      });
+    } catch (error) {
+      throw storeError(error);
+    }
   }
 
   async heartbeat(now: number): Promise<void> {
@@ -250,11 +280,12 @@ async function touch(client: pg.PoolClient, id: string): Promise<void> {
   });
 }
 
-async function writeHeartbeat(client: pg.PoolClient | pg.Pool, now: number): Promise<void> {
+/** The heartbeat (or another moment: `key`). */
+async function writeHeartbeat(client: pg.PoolClient | pg.Pool, now: number, key = HEARTBEAT_KEY): Promise<void> {
   await client.query({
     name: 'hub_write_heartbeat',
     text: 'insert into hub_settings (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value',
-    values: [HEARTBEAT_KEY, String(now)],
+    values: [key, String(now)],
   });
 }
 

@@ -111,6 +111,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     });
   }
 
+  /** One process sweeps its own database: always (`everyMs` is for engines several processes share). */
   sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
     return this.db.transaction().execute(async (trx) => {
       await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
