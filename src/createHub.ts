@@ -49,6 +49,7 @@ import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { CONFIGURATION_CHANNEL } from './store/postgres/configuration.js';
+import { AUTH_FAILURE_CHANNEL } from './store/postgres/authFailures.js';
 import { HUB_VERSION } from './version.js';
 
 export interface Hub {
@@ -187,13 +188,17 @@ async function createServices(
     repository,
     version: HUB_VERSION,
     metrics,
-    authFailures: new AuthFailureThrottle({
-      // Constellation's appSettings DelayAfterAuthentificationError, when the file has it, sets the base delay.
-      baseMs: file.appSettings.delayAfterAuthenticationErrorMs ?? options.authFailureDelayMs,
-      stepMs: options.authFailureStepMs,
-      maxMs: options.authFailureMaxDelayMs,
-      limit: options.authFailureLimit,
-    }),
+    authFailures: new AuthFailureThrottle(
+      {
+        // Constellation's appSettings DelayAfterAuthentificationError, when the file has it, sets the base delay.
+        baseMs: file.appSettings.delayAfterAuthenticationErrorMs ?? options.authFailureDelayMs,
+        stepMs: options.authFailureStepMs,
+        maxMs: options.authFailureMaxDelayMs,
+        limit: options.authFailureLimit,
+      },
+      store.authFailures,
+      (error) => logger.warn({ err: error }, 'failed authentication not counted in the database'),
+    ),
     overview: new Overview(store.activity, descriptors, configuration),
   };
   const sweeper = new Sweeper(
@@ -298,6 +303,8 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     await feed?.listen(CONFIGURATION_CHANNEL, () => configuration.hint());
     configuration.watch(CONFIGURATION_FALLBACK_MS);
   }
+  // An address that reached the failed-authentication limit through another process is blocked here too.
+  await feed?.listen(AUTH_FAILURE_CHANNEL, (address) => services.authFailures.blockedElsewhere(address));
   await sweeper.discountDowntime();
   await expiry.start();
   sweeper.start();

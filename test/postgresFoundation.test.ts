@@ -170,6 +170,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables
           where table_schema = 'public' order by table_name`.execute(db);
         expect(rows.map((r) => r.table_name)).toEqual([
+          'auth_failures',
           'callers',
           'configuration_document',
           'configuration_versions',

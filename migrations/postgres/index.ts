@@ -4,6 +4,7 @@ import * as pendingDeliveries from './0002_pending_deliveries.js';
 import * as configurationDocument from './0003_configuration_document.js';
 import * as repositoryArchives from './0004_repository_archives.js';
 import * as pollOrder from './0005_poll_order.js';
+import * as authFailures from './0006_auth_failures.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -15,4 +16,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0003_configuration_document': configurationDocument,
   '0004_repository_archives': repositoryArchives,
   '0005_poll_order': pollOrder,
+  '0006_auth_failures': authFailures,
 };

@@ -35,7 +35,7 @@ export function requireCaller(interfaceName: InterfaceName, services: HubService
     metrics.authFailures.inc();
     // The delay slows key guessing, more so for an address that keeps failing; the answer never says
     // which of the three values was wrong.
-    const delay = authFailures.failed(ctx.ip);
+    const delay = await authFailures.failed(ctx.ip);
     if (delay > 0) await sleep(delay);
     throw hubError('AccessDenied');
   };

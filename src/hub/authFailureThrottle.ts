@@ -5,7 +5,14 @@
  * the delay stays well under that (3 s by default); an address that keeps failing past `limit` is
  * instead refused at once with 429 (Retry-After, connection closed) until a minute after its last
  * failure. Other addresses are not affected.
+ *
+ * With a shared store (PostgreSQL: several processes), each failure is counted there, across all
+ * processes, and an address that reaches the limit is announced to the others, which block it too
+ * (`blockedElsewhere`). Whether an address is blocked is still answered from this process's memory, so
+ * a request that authenticates costs no database round trip; a failure costs one.
  */
+import type { AuthFailureStore } from './ports/authFailures.js';
+
 const WINDOW_MS = 60_000;
 const MAX_TRACKED = 10_000;
 
@@ -20,7 +27,11 @@ export interface AuthFailureLimits {
 export class AuthFailureThrottle {
   private readonly failures = new Map<string, { count: number; lastMs: number }>();
 
-  constructor(private readonly limits: AuthFailureLimits) {}
+  constructor(
+    private readonly limits: AuthFailureLimits,
+    private readonly shared?: AuthFailureStore,
+    private readonly onStoreError: (error: unknown) => void = () => {},
+  ) {}
 
   /** Seconds until `address` may try again, or 0 when it is not blocked. */
   blockedFor(address: string, now = Date.now()): number {
@@ -30,13 +41,32 @@ export class AuthFailureThrottle {
   }
 
   /** Records a failure from `address` and returns how long to wait before answering it. */
-  failed(address: string, now = Date.now()): number {
+  async failed(address: string, now = Date.now()): Promise<number> {
     const previous = this.failures.get(address);
-    const count = previous && now - previous.lastMs < WINDOW_MS ? previous.count + 1 : 1;
-    if (!previous && this.failures.size >= MAX_TRACKED) this.prune(now);
-    this.failures.set(address, { count, lastMs: now });
+    let count = previous && now - previous.lastMs < WINDOW_MS ? previous.count + 1 : 1;
+    if (this.shared) {
+      try {
+        count = Math.max(count, await this.shared.record(address, WINDOW_MS));
+        if (count >= this.limits.limit) await this.shared.announceBlocked(address);
+      } catch (error) {
+        // The database is out of reach: this process's own count still slows and blocks.
+        this.onStoreError(error);
+      }
+    }
+    this.remember(address, count, now);
     const { baseMs, stepMs, maxMs } = this.limits;
     return Math.min(maxMs, baseMs + stepMs * (count - 1));
+  }
+
+  /** Another process saw `address` reach the limit: blocked here too, for a minute from now. */
+  blockedElsewhere(address: string, now = Date.now()): void {
+    const previous = this.failures.get(address);
+    this.remember(address, Math.max(this.limits.limit, previous?.count ?? 0), now);
+  }
+
+  private remember(address: string, count: number, now: number): void {
+    if (!this.failures.has(address) && this.failures.size >= MAX_TRACKED) this.prune(now);
+    this.failures.set(address, { count, lastMs: now });
   }
 
   private prune(now: number): void {

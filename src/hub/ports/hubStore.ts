@@ -5,6 +5,7 @@
  * a connection.
  */
 import type { ActivityStore } from './activity.js';
+import type { AuthFailureStore } from './authFailures.js';
 import type { CallerStore } from './callers.js';
 import type { ConfigurationDocumentStore, ConfigurationStore } from './configuration.js';
 import type { DescriptorStore } from './descriptors.js';
@@ -35,6 +36,8 @@ export interface HubStore {
   /** PostgreSQL only: the configuration document every process shares (SQLite's is the file). */
   configurationDocument?: ConfigurationDocumentStore;
   repository: RepositoryStore;
+  /** Failed authentications counted across processes (PostgreSQL); none on SQLite (counted in memory). */
+  authFailures?: AuthFailureStore;
   counts(): Promise<StoreCounts>;
   /** Stops the engine's own upkeep and closes it, leaving everything committed on disk. */
   close(): Promise<void>;

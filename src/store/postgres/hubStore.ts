@@ -6,6 +6,7 @@
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { PostgresActivityStore } from './activity.js';
+import { PostgresAuthFailureStore } from './authFailures.js';
 import { PostgresCallerStore } from './callers.js';
 import { PostgresConfigurationDocumentStore, PostgresConfigurationStore } from './configuration.js';
 import { PostgresDescriptorStore } from './descriptors.js';
@@ -78,6 +79,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     configuration: new PostgresConfigurationStore(pool),
     configurationDocument: new PostgresConfigurationDocumentStore(pool, log),
     repository: new PostgresRepositoryStore(pool),
+    authFailures: new PostgresAuthFailureStore(pool),
     counts: async (): Promise<StoreCounts> => ({
       subscriptions: await countSubscriptions(pool),
       queuedMessages: await countQueuedMessages(pool),

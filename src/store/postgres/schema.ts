@@ -159,6 +159,13 @@ export interface RepositoryArchivesTable {
   data: Buffer;
 }
 
+/** Failed authentications per client address, across processes (migration 0005, unlogged). */
+export interface AuthFailuresTable {
+  address: string;
+  count: number;
+  last_ms: number;
+}
+
 export interface PostgresDatabase {
   log_heads: LogHeadsTable;
   hub_settings: HubSettingsTable;
@@ -176,4 +183,5 @@ export interface PostgresDatabase {
   package_descriptors: PackageDescriptorsTable;
   repository_packages: RepositoryPackagesTable;
   repository_archives: RepositoryArchivesTable;
+  auth_failures: AuthFailuresTable;
 }
