@@ -7,7 +7,6 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { StartingConfiguration } from './config/configFile.js';
 import { startingConfiguration } from './config/configFile.js';
-import { ConfigurationError } from './config/validate.js';
 import type { OpenedDatabase } from './db/open.js';
 import { lockDataDirectory } from './db/dataDirectory.js';
 import { CallerDirectory } from './hub/caller.js';
@@ -15,7 +14,6 @@ import type { Configuration } from './hub/configuration.js';
 import { FileConfiguration } from './hub/configurationOnFile.js';
 import { SharedConfiguration } from './hub/configurationShared.js';
 import type { SharedStartingConfiguration } from './hub/configurationSharedStart.js';
-import { sharedStartingConfiguration } from './hub/configurationSharedStart.js';
 import { Deliveries } from './hub/deliveries.js';
 import { Descriptors } from './hub/descriptors.js';
 import { ExpiryTimer } from './hub/expiry.js';
@@ -34,8 +32,6 @@ import { createApp } from './http/app.js';
 import type { HttpServers } from './http/server.js';
 import { checkServable, serveHttp } from './http/server.js';
 import type { HubServices } from './http/context.js';
-import type { ListenAddress } from './listen.js';
-import { listenAddresses } from './listen.js';
 import { createLogger } from './logger.js';
 import type { HubOptions } from './settings.js';
 import { HubMetrics } from './metrics.js';
@@ -43,10 +39,11 @@ import { PollGate } from './hub/pollGate.js';
 import { AuthFailureThrottle } from './hub/authFailureThrottle.js';
 import { Repository } from './hub/repository.js';
 import { Overview } from './hub/overview.js';
+import { ProcessRegistry } from './hub/processRegistry.js';
+import { Readiness } from './hub/readiness.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import type { PollsElsewhere } from './hub/ports/pollsElsewhere.js';
-import { openSqliteHubStore } from './store/sqlite/hubStore.js';
-import { openPostgresHubStore } from './store/postgres/hubStore.js';
+import { listenPlan, openStore, sharedStart, warnIgnored } from './hubStart.js';
 import { registerCrossProcessMetrics, startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { CONFIGURATION_CHANNEL } from './store/postgres/configuration.js';
 import { AUTH_FAILURE_CHANNEL } from './store/postgres/authFailures.js';
@@ -91,18 +88,6 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
     dataDirLock.release();
     throw error;
   }
-}
-
-/** The addresses this hub serves; throws ConfigurationError for a listen URI it cannot serve. */
-function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] {
-  let addresses: ListenAddress[];
-  try {
-    addresses = listenAddresses(listenUris, { host: options.host, port: options.port });
-  } catch (error) {
-    throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
-  }
-  addresses.forEach((address) => checkServable(options, address));
-  return addresses;
 }
 
 /** The domain services over `store`, and the timers they need (not started yet). */
@@ -200,6 +185,7 @@ async function createServices(
       (error) => logger.warn({ err: error }, 'failed authentication not counted in the database'),
     ),
     overview: new Overview(store.activity, descriptors, configuration),
+    processes: new ProcessRegistry(store.processes, () => notifier.waitingCount, HUB_VERSION, logger),
   };
   const sweeper = new Sweeper(
     store.subscriptions,
@@ -212,17 +198,7 @@ async function createServices(
     options.sweepIntervalMs,
     options.messageRetentionMs,
   );
-  return { services, expiry, sweeper };
-}
-
-/** The configuration a PostgreSQL hub starts with: the database's, imported from the file by the first start. */
-async function sharedStart(options: HubOptions, logger: Logger, store: HubStore): Promise<SharedStartingConfiguration> {
-  if (!store.configurationDocument) throw new Error('this store keeps no configuration document');
-  return sharedStartingConfiguration(store.configurationDocument, options.configPath, options.adminKey, logger);
-}
-
-function warnIgnored(logger: Logger, where: string, ignored: string[]): void {
-  if (ignored.length) logger.warn({ ignored }, `${where}: not used by this hub (ignored): ${ignored.join('; ')}`);
+  return { services, expiry, sweeper, processes: services.processes };
 }
 
 /** How often a PostgreSQL hub re-reads the configuration document without a notification. */
@@ -241,98 +217,69 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     waitingPolls: () => notifier.waitingCount,
     counts: () => store.counts(),
   });
-  const committed = (commitMs: number, pieces?: number) => {
-    metrics.commitDuration.observe(commitMs / 1000);
-    if (pieces !== undefined) metrics.batchSize.observe(pieces);
+  // What has started, stopped in the reverse order: by stop(), or at once when a later part fails to start.
+  const started: (() => Promise<void> | void)[] = [];
+  const stopStarted = async () => {
+    for (const stopPart of started.splice(0).reverse()) await stopPart();
   };
-  const store: HubStore & { database?: OpenedDatabase } = options.databaseUrl
-    ? await openPostgresHubStore({
-        url: options.databaseUrl,
-        sync: options.sync,
-        lockWaitMs: options.lockWaitMs,
-        messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-        maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-        log: logger,
-        committed,
-      })
-    : await openSqliteHubStore({
-        file: path.join(options.dataDir, 'hub.db'),
-        sync: options.sync,
-        lockWaitMs: options.lockWaitMs,
-        messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
-        maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
-        vacuumIntervalMs: options.vacuumIntervalMs,
-        logger,
-        committed,
-      });
-  let loaded: StartingConfiguration | SharedStartingConfiguration;
-  let addresses: ListenAddress[];
-  try {
-    loaded = fileStart ?? (await sharedStart(options, logger, store));
-    if (!fileStart) warnIgnored(logger, 'configuration in the database', loaded.file.ignored);
-    addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  const { generatedAdminKey } = loaded;
-  // PostgreSQL: what other hub processes commit wakes this one's polls too.
-  const feed = options.databaseUrl
-    ? await startCrossProcessWakeUps({
-        url: options.databaseUrl,
-        sync: options.sync,
-        lockWaitMs: options.lockWaitMs,
-        log: logger,
-        announce: notifier,
-        fallbackMs: options.pgPollMs,
-      })
-    : undefined;
-  if (feed) registerCrossProcessMetrics(metrics.registry, feed);
-  const { services, expiry, sweeper } = await createServices(
-    options,
-    logger,
-    loaded,
-    store,
-    notifier,
-    metrics,
-    feed?.polls,
-  );
-  const { configuration } = services;
-  if (configuration instanceof SharedConfiguration) {
-    // Another process's change of the configuration document, applied here.
-    await feed?.listen(CONFIGURATION_CHANNEL, () => configuration.hint());
-    configuration.watch(CONFIGURATION_FALLBACK_MS);
-  }
-  // An address that reached the failed-authentication limit through another process is blocked here too.
-  await feed?.listen(AUTH_FAILURE_CHANNEL, (address) => services.authFailures.blockedElsewhere(address));
-  await sweeper.discountDowntime();
-  await expiry.start();
-  sweeper.start();
-
-  const readiness = { ready: false };
+  const store = await openStore(options, logger, metrics);
+  started.push(() => store.close());
+  let services: HubServices;
   let servers: HttpServers;
+  let generatedAdminKey: string | undefined;
+  const readiness = new Readiness((timeoutMs) => store.ping(timeoutMs), logger);
   try {
+    const loaded = fileStart ?? (await sharedStart(options, logger, store));
+    if (!fileStart) warnIgnored(logger, 'configuration in the database', loaded.file.ignored);
+    const addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
+    generatedAdminKey = loaded.generatedAdminKey;
+    // PostgreSQL: what other hub processes commit wakes this one's polls too.
+    const feed = options.databaseUrl
+      ? await startCrossProcessWakeUps({
+          url: options.databaseUrl,
+          sync: options.sync,
+          lockWaitMs: options.lockWaitMs,
+          log: logger,
+          announce: notifier,
+          fallbackMs: options.pgPollMs,
+        })
+      : undefined;
+    if (feed) {
+      started.push(() => feed.stop());
+      registerCrossProcessMetrics(metrics.registry, feed);
+    }
+    const built = await createServices(options, logger, loaded, store, notifier, metrics, feed?.polls);
+    services = built.services;
+    const { expiry, sweeper, processes } = built;
+    const { configuration } = services;
+    if (configuration instanceof SharedConfiguration) {
+      // Another process's change of the configuration document, applied here.
+      started.push(() => configuration.stopWatching());
+      await feed?.listen(CONFIGURATION_CHANNEL, () => configuration.hint());
+      configuration.watch(CONFIGURATION_FALLBACK_MS);
+    }
+    // An address that reached the failed-authentication limit through another process is blocked here too.
+    await feed?.listen(AUTH_FAILURE_CHANNEL, (address) => services.authFailures.blockedElsewhere(address));
+    await sweeper.discountDowntime();
+    await expiry.start();
+    started.push(() => expiry.stop());
+    sweeper.start();
+    started.push(() => sweeper.stop());
+    await processes.start();
+    started.push(() => processes.stop());
     servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);
   } catch (error) {
-    if (configuration instanceof SharedConfiguration) configuration.stopWatching();
-    await expiry.stop();
-    await sweeper.stop();
-    await feed?.stop();
-    await store.close();
+    await stopStarted();
     throw error;
   }
-  readiness.ready = true;
+  readiness.serve();
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      readiness.ready = false;
+      readiness.stop();
       await servers.close(() => notifier.endAll());
-      if (configuration instanceof SharedConfiguration) configuration.stopWatching();
-      await expiry.stop();
-      await sweeper.stop();
-      await feed?.stop();
-      await store.close();
+      await stopStarted();
     })();
     return stopping;
   };

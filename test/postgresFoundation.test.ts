@@ -9,10 +9,10 @@ import { sql } from 'kysely';
 import { applicationName, createPool, openPostgres } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
+import { postgresMigrations } from '../migrations/postgres/index.js';
 import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
 import type { NewMessage, NewStateObject } from '../src/store/postgres/logs.js';
 import type { PostgresDatabase } from '../src/store/postgres/schema.js';
-import { postgresMigrations } from '../migrations/postgres/index.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -174,6 +174,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
           'callers',
           'configuration_document',
           'configuration_versions',
+          'hub_processes',
           'hub_settings',
           'kysely_migration',
           'kysely_migration_lock',

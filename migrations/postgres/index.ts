@@ -5,6 +5,7 @@ import * as configurationDocument from './0003_configuration_document.js';
 import * as repositoryArchives from './0004_repository_archives.js';
 import * as pollOrder from './0005_poll_order.js';
 import * as authFailures from './0006_auth_failures.js';
+import * as hubProcesses from './0007_hub_processes.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -17,4 +18,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0004_repository_archives': repositoryArchives,
   '0005_poll_order': pollOrder,
   '0006_auth_failures': authFailures,
+  '0007_hub_processes': hubProcesses,
 };

@@ -20,6 +20,7 @@ import type { HubMetrics } from '../metrics.js';
 import type { DetachedAnswer } from './detached.js';
 import type { Repository } from '../hub/repository.js';
 import type { Overview } from '../hub/overview.js';
+import type { ProcessRegistry } from '../hub/processRegistry.js';
 
 /** What the management interface changes in the configuration, and the license. */
 export interface ManagementServices {
@@ -45,6 +46,8 @@ export interface HubServices {
   authFailures: AuthFailureThrottle;
   /** What the console's overview shows (src/hub/overview.ts). */
   overview: Overview;
+  /** The hub processes sharing the store (src/hub/processRegistry.ts). */
+  processes: ProcessRegistry;
 }
 
 export interface HubState {

@@ -145,6 +145,11 @@ const management: Operation[] = [
   },
   {
     method: 'get',
+    path: `${m}/server/processes`,
+    summary: 'The hub processes sharing the database: host, pid, version, alive, waiting long-polls (for the console).',
+  },
+  {
+    method: 'get',
     path: `${m}/overview`,
     summary: 'Sentinels and instances with connection, StateObject count, queued messages, last log (for the console).',
   },
@@ -257,7 +262,12 @@ const management: Operation[] = [
 
 const operational: Operation[] = [
   { method: 'get', path: '/health', summary: 'Answers 200 while the process runs.' },
-  { method: 'get', path: '/ready', summary: 'Answers 200 once the database and configuration are ready.' },
+  {
+    method: 'get',
+    path: '/ready',
+    summary:
+      'Answers 200 while serving and the database answers; 503 with a Reason (starting, stopping, database unreachable) otherwise.',
+  },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics (management values unless HUB_METRICS_OPEN).' },
   { method: 'get', path: '/openapi.json', summary: 'This document.' },
   { method: 'get', path: '/', summary: 'Redirects to the console.', success: 302 },

@@ -7,7 +7,10 @@ import { openApiDocument } from './openapi.js';
 import { authenticationValues } from './request.js';
 
 export interface Readiness {
-  ready: boolean;
+  /** Serving (between the start and the stop): app.ts closes kept-alive connections otherwise. */
+  readonly ready: boolean;
+  /** Serving and the store answering (hub/readiness.ts). */
+  check(): Promise<{ ready: boolean; reason?: string }>;
 }
 
 export function opsRouter(services: HubServices, readiness: Readiness): Router<HubState> {
@@ -18,9 +21,12 @@ export function opsRouter(services: HubServices, readiness: Readiness): Router<H
   router.get('/health', (ctx) => {
     ctx.body = { Status: 'ok' };
   });
-  router.get('/ready', (ctx) => {
-    ctx.status = readiness.ready ? 200 : 503;
-    ctx.body = { Status: readiness.ready ? 'ready' : 'not ready' };
+  // 503 with the reason (starting, stopping, database unreachable) for load balancers and orchestrators.
+  router.get('/ready', async (ctx) => {
+    const { ready, reason } = await readiness.check();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready ? { Status: 'ready' } : { Status: 'not ready', Reason: reason };
   });
   // Open to scrapers only with HUB_METRICS_OPEN; otherwise the management interface's authentication.
   router.get('/metrics', async (ctx) => {

@@ -12,7 +12,7 @@ interface MetricValue {
 }
 
 export function registerConsoleEndpoints(router: Router<HubState>, services: HubServices): void {
-  const { overview, metrics, management } = services;
+  const { overview, metrics, management, processes } = services;
 
   router.get('/overview', async (ctx) => {
     ctx.body = { Sentinels: await overview.sentinels() };
@@ -46,6 +46,22 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
       MessageSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'messages'),
       StateObjectSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'state_objects'),
       License: await management.license.record(),
+    };
+  });
+  router.get('/server/processes', async (ctx) => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    ctx.body = {
+      Processes: (await processes.list()).map((p) => ({
+        Id: p.id,
+        Host: p.host,
+        Pid: p.pid,
+        Version: p.version,
+        StartedAt: iso(p.startedMs),
+        LastHeartbeat: iso(p.heartbeatMs),
+        Alive: p.alive,
+        WaitingLongPolls: p.waitingPolls,
+        Self: p.self,
+      })),
     };
   });
 }

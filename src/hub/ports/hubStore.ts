@@ -12,6 +12,7 @@ import type { DescriptorStore } from './descriptors.js';
 import type { HubSettingStore } from './hubSettings.js';
 import type { MessageStore } from './messages.js';
 import type { PackageLogStore } from './packageLogs.js';
+import type { ProcessRegistryStore } from './processes.js';
 import type { RepositoryStore } from './repository.js';
 import type { StateObjectStore } from './stateObjects.js';
 import type { SubscriptionStore } from './subscriptions.js';
@@ -38,7 +39,13 @@ export interface HubStore {
   repository: RepositoryStore;
   /** Failed authentications counted across processes (PostgreSQL); none on SQLite (counted in memory). */
   authFailures?: AuthFailureStore;
+  processes: ProcessRegistryStore;
   counts(): Promise<StoreCounts>;
+  /**
+   * One round trip to the database that fails within `timeoutMs` when it does not answer (`/ready`).
+   * SQLite's file is in the process: it always answers.
+   */
+  ping(timeoutMs: number): Promise<void>;
   /** Stops the engine's own upkeep and closes it, leaving everything committed on disk. */
   close(): Promise<void>;
 }

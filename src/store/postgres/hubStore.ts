@@ -17,6 +17,7 @@ import { countQueuedMessages, PostgresMessageStore } from './messages.js';
 import { migratePostgres } from './migrate.js';
 import { PostgresPackageLogStore } from './packageLogs.js';
 import { PostgresPendingDeliveries } from './pendingDeliveries.js';
+import { ping, PostgresProcessRegistryStore } from './processes.js';
 import type { PostgresLog } from './pool.js';
 import { createPool, openPostgres } from './pool.js';
 import { PostgresRepositoryStore } from './repository.js';
@@ -80,11 +81,13 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     configurationDocument: new PostgresConfigurationDocumentStore(pool, log),
     repository: new PostgresRepositoryStore(pool),
     authFailures: new PostgresAuthFailureStore(pool),
+    processes: new PostgresProcessRegistryStore(pool),
     counts: async (): Promise<StoreCounts> => ({
       subscriptions: await countSubscriptions(pool),
       queuedMessages: await countQueuedMessages(pool),
       stateObjects: await countStateObjects(pool),
     }),
+    ping: (timeoutMs) => ping(pool, timeoutMs),
     close: () => pool.end(),
   };
 }

@@ -159,11 +159,21 @@ export interface RepositoryArchivesTable {
   data: Buffer;
 }
 
-/** Failed authentications per client address, across processes (migration 0005, unlogged). */
+/** Failed authentications per client address, across processes (migration 0006, unlogged). */
 export interface AuthFailuresTable {
   address: string;
   count: number;
   last_ms: number;
+}
+
+export interface HubProcessesTable {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_ms: number;
+  heartbeat_ms: number;
+  waiting_polls: number;
 }
 
 export interface PostgresDatabase {
@@ -184,4 +194,5 @@ export interface PostgresDatabase {
   repository_packages: RepositoryPackagesTable;
   repository_archives: RepositoryArchivesTable;
   auth_failures: AuthFailuresTable;
+  hub_processes: HubProcessesTable;
 }

@@ -17,6 +17,7 @@ import { SqliteHubSettingStore } from './hubSettings.js';
 import { countQueuedMessages, SqliteMessageStore } from './messages.js';
 import { SqlitePackageLogStore } from './packageLogs.js';
 import { SqlitePendingDeliveries } from './pendingDeliveries.js';
+import { SqliteProcessRegistryStore } from './processes.js';
 import { SqliteRepositoryStore } from './repository.js';
 import { countStateObjects, SqliteStateObjectStore } from './stateObjects.js';
 import { countSubscriptions, SqliteSubscriptionStore } from './subscriptions.js';
@@ -85,11 +86,13 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     hubSettings: new SqliteHubSettingStore(db),
     configuration: new SqliteConfigurationStore(db),
     repository: new SqliteRepositoryStore(db, path.join(path.dirname(options.file), 'repository')),
+    processes: new SqliteProcessRegistryStore(),
     counts: async (): Promise<StoreCounts> => ({
       subscriptions: await countSubscriptions(db),
       queuedMessages: await countQueuedMessages(db),
       stateObjects: await countStateObjects(db),
     }),
+    ping: () => Promise.resolve(),
     close: async () => {
       clearInterval(vacuum);
       await closeDatabase(database);

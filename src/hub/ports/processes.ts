@@ -1,0 +1,31 @@
+/**
+ * The hub processes sharing one store (issue 22): each process writes its own row every few seconds
+ * (hub/processRegistry.ts); the console lists them. Times are the store's clock where it has one
+ * (PostgreSQL's `now()`), so processes on machines whose clocks differ still agree on a row's age.
+ */
+
+/** One process as it last reported itself. */
+export interface HubProcessRow {
+  /** Random per start: a restarted process is a new row. */
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedMs: number;
+  /** Its last heartbeat. */
+  heartbeatMs: number;
+  /** How long ago that was, by the store's clock. */
+  heartbeatAgeMs: number;
+  waitingPolls: number;
+}
+
+export type HubProcessReport = Omit<HubProcessRow, 'heartbeatMs' | 'heartbeatAgeMs'>;
+
+export interface ProcessRegistryStore {
+  /** Writes (inserts or replaces) this process's row with the heartbeat time now. */
+  heartbeat(report: HubProcessReport): Promise<void>;
+  /** Every row, oldest start first. */
+  list(): Promise<HubProcessRow[]>;
+  /** Removes the row of `id` (a process stopping cleanly) and those silent for longer than `silentMs`. */
+  remove(id: string | undefined, silentMs: number): Promise<void>;
+}

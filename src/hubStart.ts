@@ -1,0 +1,71 @@
+/**
+ * What a hub's start reads and opens before createHub.ts composes its services: the store engine its
+ * options choose, the configuration it starts with on PostgreSQL, and the addresses it serves.
+ */
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigurationError } from './config/validate.js';
+import type { OpenedDatabase } from './db/open.js';
+import type { SharedStartingConfiguration } from './hub/configurationSharedStart.js';
+import { sharedStartingConfiguration } from './hub/configurationSharedStart.js';
+import { checkServable } from './http/server.js';
+import type { ListenAddress } from './listen.js';
+import { listenAddresses } from './listen.js';
+import type { HubStore } from './hub/ports/hubStore.js';
+import type { HubMetrics } from './metrics.js';
+import type { HubOptions } from './settings.js';
+import { openPostgresHubStore } from './store/postgres/hubStore.js';
+import { openSqliteHubStore } from './store/sqlite/hubStore.js';
+
+/** The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL, otherwise SQLite in the data directory. */
+export async function openStore(
+  options: HubOptions,
+  logger: Logger,
+  metrics: HubMetrics,
+): Promise<HubStore & { database?: OpenedDatabase }> {
+  const committed = (commitMs: number, pieces?: number) => {
+    metrics.commitDuration.observe(commitMs / 1000);
+    if (pieces !== undefined) metrics.batchSize.observe(pieces);
+  };
+  const common = {
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    messageRetention: { count: options.messageQueueLimit, ms: options.messageRetentionMs },
+    maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
+    committed,
+  };
+  return options.databaseUrl
+    ? await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger })
+    : await openSqliteHubStore({
+        ...common,
+        file: path.join(options.dataDir, 'hub.db'),
+        vacuumIntervalMs: options.vacuumIntervalMs,
+        logger,
+      });
+}
+
+/** The addresses this hub serves; throws ConfigurationError for a listen URI it cannot serve. */
+export function listenPlan(options: HubOptions, listenUris: string[]): ListenAddress[] {
+  let addresses: ListenAddress[];
+  try {
+    addresses = listenAddresses(listenUris, { host: options.host, port: options.port });
+  } catch (error) {
+    throw new ConfigurationError(`<listenUris>: ${(error as Error).message}`);
+  }
+  addresses.forEach((address) => checkServable(options, address));
+  return addresses;
+}
+
+/** The configuration a PostgreSQL hub starts with: the database's, imported from the file by the first start. */
+export async function sharedStart(
+  options: HubOptions,
+  logger: Logger,
+  store: HubStore,
+): Promise<SharedStartingConfiguration> {
+  if (!store.configurationDocument) throw new Error('this store keeps no configuration document');
+  return sharedStartingConfiguration(store.configurationDocument, options.configPath, options.adminKey, logger);
+}
+
+export function warnIgnored(logger: Logger, where: string, ignored: string[]): void {
+  if (ignored.length) logger.warn({ ignored }, `${where}: not used by this hub (ignored): ${ignored.join('; ')}`);
+}

@@ -1,0 +1,72 @@
+/**
+ * The process registry on PostgreSQL (the PostgreSQL ProcessRegistryStore): one `hub_processes` row
+ * per running process, its heartbeat stamped and its age measured by PostgreSQL's clock.
+ */
+import type pg from 'pg';
+import type { HubProcessReport, HubProcessRow, ProcessRegistryStore } from '../../hub/ports/processes.js';
+import { query } from './transaction.js';
+
+const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+export class PostgresProcessRegistryStore implements ProcessRegistryStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async heartbeat(r: HubProcessReport): Promise<void> {
+    await query(
+      this.pool,
+      `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)
+       values ($1, $2, $3, $4, $5, ${NOW_MS}, $6)
+       on conflict (id) do update set heartbeat_ms = excluded.heartbeat_ms, waiting_polls = excluded.waiting_polls`,
+      [r.id, r.host, r.pid, r.version, r.startedMs, r.waitingPolls],
+    );
+  }
+
+  async list(): Promise<HubProcessRow[]> {
+    const rows = await query<{
+      id: string;
+      host: string;
+      pid: number;
+      version: string;
+      started_ms: number;
+      heartbeat_ms: number;
+      age_ms: number;
+      waiting_polls: number;
+    }>(
+      this.pool,
+      `select id, host, pid, version, started_ms, heartbeat_ms, ${NOW_MS} - heartbeat_ms as age_ms, waiting_polls
+       from hub_processes order by started_ms, id`,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      version: r.version,
+      startedMs: r.started_ms,
+      heartbeatMs: r.heartbeat_ms,
+      heartbeatAgeMs: Math.max(0, r.age_ms),
+      waitingPolls: r.waiting_polls,
+    }));
+  }
+
+  async remove(id: string | undefined, silentMs: number): Promise<void> {
+    await query(this.pool, `delete from hub_processes where id = $1 or heartbeat_ms < ${NOW_MS} - $2`, [
+      id ?? '',
+      silentMs,
+    ]);
+  }
+}
+
+/** `select 1`, failing after `timeoutMs` when PostgreSQL does not answer (the statement goes on alone). */
+export async function ping(pool: pg.Pool, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      pool.query('select 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

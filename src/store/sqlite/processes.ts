@@ -1,0 +1,24 @@
+/**
+ * The process registry on SQLite (the SQLite ProcessRegistryStore): one hub holds a data directory
+ * (db/dataDirectory.ts), so the list is this process, kept in memory.
+ */
+import type { HubProcessReport, HubProcessRow, ProcessRegistryStore } from '../../hub/ports/processes.js';
+
+export class SqliteProcessRegistryStore implements ProcessRegistryStore {
+  #self: (HubProcessReport & { heartbeatMs: number }) | undefined;
+
+  heartbeat(report: HubProcessReport): Promise<void> {
+    this.#self = { ...report, heartbeatMs: Date.now() };
+    return Promise.resolve();
+  }
+
+  list(): Promise<HubProcessRow[]> {
+    const self = this.#self;
+    return Promise.resolve(self ? [{ ...self, heartbeatAgeMs: Date.now() - self.heartbeatMs }] : []);
+  }
+
+  remove(id: string | undefined): Promise<void> {
+    if (id !== undefined && id === this.#self?.id) this.#self = undefined;
+    return Promise.resolve();
+  }
+}

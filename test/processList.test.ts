@@ -1,0 +1,135 @@
+/**
+ * The hub processes sharing a store (`GET management/server/processes`, hub/processRegistry.ts): on
+ * SQLite the one process; on PostgreSQL every process that heartbeats into the database, a silent one
+ * shown as not alive, one silent for long removed, one stopped cleanly gone.
+ */
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HUB_VERSION } from '../src/version.js';
+import { admin, consumer, get, idOf, startTestHub } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+import { waitingPolls } from './support/waitingPolls.js';
+
+const server = await postgresServer();
+
+interface ListedProcess {
+  Id: string;
+  Host: string;
+  Pid: number;
+  Version: string;
+  StartedAt: string;
+  LastHeartbeat: string;
+  Alive: boolean;
+  WaitingLongPolls: number;
+  Self: boolean;
+}
+
+const processes = async (hub: TestHub) => {
+  const reply = await get(hub, 'management/server/processes', admin);
+  expect(reply.status).toBe(200);
+  return reply.json<{ Processes: ListedProcess[] }>().Processes;
+};
+
+describe('the process list on SQLite', () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await startTestHub();
+  });
+  afterAll(async () => {
+    await hub?.stop();
+  });
+
+  it('is this one process, alive, with its waiting long-polls counted now', async () => {
+    const app = consumer('Watcher');
+    const id = idOf(await get(hub, 'consumer/SubscribeToMessage', app));
+    const poll = get(hub, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 20_000 });
+    await waitingPolls(hub, 1);
+    const [only, ...others] = await processes(hub);
+    expect(others).toEqual([]);
+    expect(only).toMatchObject({
+      Host: os.hostname(),
+      Pid: process.pid,
+      Version: HUB_VERSION,
+      Alive: true,
+      WaitingLongPolls: 1,
+      Self: true,
+    });
+    expect(Date.parse(only.StartedAt)).toBeLessThanOrEqual(Date.parse(only.LastHeartbeat));
+    await get(hub, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: '1' });
+    expect((await poll).status).toBe(200);
+  });
+
+  it('needs a management credential', async () => {
+    expect((await get(hub, 'management/server/processes', consumer())).status).toBe(403);
+  });
+});
+
+describe.skipIf(!server.available)('the process list on PostgreSQL', () => {
+  let database: TestDatabase;
+  let a: TestHub;
+  let b: TestHub;
+  beforeAll(async () => {
+    database = await testDatabase(server);
+    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await database?.drop();
+  });
+
+  it("lists every process on the database, from any of them; another's waiting polls as of its last heartbeat", async () => {
+    const fromA = await processes(a);
+    const fromB = await processes(b);
+    expect(fromA.map((p) => p.Id).sort()).toEqual(fromB.map((p) => p.Id).sort());
+    expect(fromA).toHaveLength(2);
+    expect(fromA.every((p) => p.Alive && p.Version === HUB_VERSION && p.Pid === process.pid)).toBe(true);
+    expect(fromA.filter((p) => p.Self)).toHaveLength(1);
+    const bId = fromB.find((p) => p.Self)!.Id;
+
+    const app = consumer('Watcher');
+    const id = idOf(await get(b, 'consumer/SubscribeToMessage', app));
+    const poll = get(b, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 30_000 });
+    await waitingPolls(b, 1);
+    // B's next heartbeat (every 5 s) carries its count to the database.
+    while ((await processes(a)).find((p) => p.Id === bId)?.WaitingLongPolls !== 1)
+      await new Promise((r) => setTimeout(r, 200));
+    await get(a, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: '1' });
+    expect((await poll).status).toBe(200);
+  });
+
+  it('shows a process whose heartbeat stopped as not alive, forgets one silent for long, and drops one that stopped', async () => {
+    const pool = testPool(database.url, 1);
+    try {
+      const insert = (id: string, silentMs: number) =>
+        pool.query(
+          `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)
+           values ($1, 'elsewhere', 4242, '0.0.1', 1, (extract(epoch from now()) * 1000)::bigint - $2, 3)`,
+          [id, silentMs],
+        );
+      await insert('silent-for-a-minute', 60_000);
+      await insert('silent-for-an-hour', 3_600_000);
+      const listed = await processes(a);
+      expect(listed.find((p) => p.Id === 'silent-for-a-minute')).toMatchObject({
+        Host: 'elsewhere',
+        Pid: 4242,
+        Alive: false,
+        WaitingLongPolls: 3,
+        Self: false,
+      });
+      // The next heartbeat of any process (a start is one) removes rows silent for 10 minutes.
+      const c = await startTestHub({ options: { databaseUrl: database.url } });
+      const cId = (await processes(c)).find((p) => p.Self)!.Id;
+      const ids = (await processes(a)).map((p) => p.Id);
+      expect(ids).toContain('silent-for-a-minute');
+      expect(ids).toContain(cId);
+      expect(ids).not.toContain('silent-for-an-hour');
+      await c.stop();
+      expect((await processes(a)).map((p) => p.Id)).not.toContain(cId);
+    } finally {
+      await pool.end();
+    }
+  });
+});

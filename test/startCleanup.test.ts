@@ -1,0 +1,66 @@
+/**
+ * A hub whose start fails after its store opened closes what it had opened (createHub.ts): the store
+ * and, on PostgreSQL, its connections and the cross-process feed. The failure is a real one: the data
+ * directory's `repository` is a file, so the repository cannot make its directory there.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestHub, tempDir } from './support/testHub.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+/** A data directory whose `repository` is a file: the repository fails to start. */
+function brokenDataDir(): string {
+  const dataDir = tempDir();
+  fs.writeFileSync(path.join(dataDir, 'repository'), 'not a directory');
+  return dataDir;
+}
+
+describe('a start that fails after the store opened', () => {
+  it('closes the SQLite database (checkpointed, its WAL file gone) and a second start succeeds', async () => {
+    const dataDir = brokenDataDir();
+    await expect(startTestHub({ dataDir })).rejects.toThrow();
+    expect(fs.existsSync(path.join(dataDir, 'hub.db'))).toBe(true);
+    expect(fs.existsSync(path.join(dataDir, 'hub.db-wal'))).toBe(false);
+    fs.rmSync(path.join(dataDir, 'repository'));
+    const hub = await startTestHub({ dataDir });
+    await hub.stop();
+  });
+
+  describe.skipIf(!server.available)('on PostgreSQL', () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await testDatabase(server);
+    });
+    afterAll(async () => {
+      await database?.drop();
+    });
+
+    it("closes the store's pool and the listener: no hub connection is left on the database", async () => {
+      await expect(
+        startTestHub({ dataDir: brokenDataDir(), options: { databaseUrl: database.url } }),
+      ).rejects.toThrow();
+      const pool = testPool(database.url, 1);
+      try {
+        // A closed connection leaves pg_stat_activity when its backend exits, a moment after the client hung up.
+        const hubConnections = async () =>
+          (
+            await pool.query<{ n: number }>(
+              `select count(*) as n from pg_stat_activity where datname = current_database() and application_name like 'hub:%'`,
+            )
+          ).rows[0].n;
+        let left = await hubConnections();
+        for (let attempt = 0; left > 0 && attempt < 50; attempt++) {
+          await new Promise((r) => setTimeout(r, 100));
+          left = await hubConnections();
+        }
+        expect(left).toBe(0);
+      } finally {
+        await pool.end();
+      }
+    });
+  });
+});
