@@ -107,6 +107,19 @@ export interface ServerStatus {
   License: License;
 }
 
+/** One row of `management/server/processes`. */
+export interface HubProcess {
+  Id: string;
+  Host: string;
+  Pid: number;
+  Version: string;
+  StartedAt: string;
+  LastHeartbeat: string;
+  Alive: boolean;
+  WaitingLongPolls: number;
+  Self: boolean;
+}
+
 export interface License {
   Licensee: string;
   Edition: string;

@@ -3,6 +3,7 @@ import { authenticationHeaders, HubFailure, hubUrl, management } from '../api';
 import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
 import { formatDuration } from '../format';
 import type { License, ServerStatus } from '../types';
+import { ServerProcesses } from './ServerProcesses';
 
 interface OpenApiOperation {
   tags: string[];
@@ -211,6 +212,7 @@ export function Server() {
               </dd>
             </div>
           </dl>
+          <ServerProcesses />
           <h2>License</h2>
           <p>
             {s.License.Edition} for {s.License.Licensee}

@@ -1,0 +1,62 @@
+/**
+ * The console's Server page lists the hub processes sharing the database (issue 22), in Debian's
+ * Chromium: two hubs on one PostgreSQL database, the console served by the first, and a third row whose
+ * process stopped heartbeating (written into `hub_processes` as a killed process leaves it).
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsoleIfStale, launchChromium } from './support/browser.js';
+import { ADMIN_KEY, startTestHub } from './support/testHub.js';
+import type { TestHub } from './support/testHub.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+describe.skipIf(!server.available)("the console's list of hub processes", () => {
+  let database: TestDatabase;
+  let a: TestHub;
+  let b: TestHub;
+  let browser: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    buildConsoleIfStale();
+    database = await testDatabase(server);
+    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+    const pool = testPool(database.url, 1);
+    await pool.query(
+      `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)
+       values ('gone', 'other-host', 4242, '0.0.1', 1, (extract(epoch from now()) * 1000)::bigint - 60000, 7)`,
+    );
+    await pool.end();
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+    page.setDefaultTimeout(10_000);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await a?.stop();
+    await b?.stop();
+    await database?.drop();
+  });
+
+  it('shows every process on the database: host and pid, alive or not, version, waiting long-polls', async () => {
+    await page.goto(`${a.url}/console/#/server`);
+    await page.getByLabel('Access key').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Server', exact: true }).click();
+    const table = page.getByRole('table', { name: 'Hub processes' });
+    await table.waitFor();
+    const rows = table.locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    const texts = await rows.allInnerTexts();
+    const ours = texts.filter((t) => t.includes(`pid ${process.pid}`));
+    expect(ours).toHaveLength(2);
+    expect(ours.every((t) => t.includes('● alive') && t.includes(a.services.version))).toBe(true);
+    expect(ours.filter((t) => t.includes('serving this page'))).toHaveLength(1);
+    const gone = texts.find((t) => t.includes('other-host pid 4242'));
+    expect(gone).toContain('○ not answering');
+    expect(gone).toContain('0.0.1');
+    expect(gone).toContain('7');
+  });
+});
