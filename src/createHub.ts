@@ -242,6 +242,10 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
           log: logger,
           announce: notifier,
           fallbackMs: options.pgPollMs,
+          lags: {
+            notification: (ms) => metrics.notificationLag.observe(Math.max(0, ms) / 1000),
+            tailRead: (ms) => metrics.tailReadLag.observe(Math.max(0, ms) / 1000),
+          },
         })
       : undefined;
     if (feed) {

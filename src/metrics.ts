@@ -1,6 +1,8 @@
 /** Prometheus metrics of one hub (its own registry, so several hubs can live in one process). */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+const LAG_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 export interface MetricSources {
   waitingPolls: () => number;
   /** Counts read from the database at scrape time. */
@@ -37,6 +39,18 @@ export class HubMetrics {
     name: 'hub_batch_pieces',
     help: 'Writes (pushes, sends, polls …) carried by one group-commit transaction',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096],
+    registers: [this.registry],
+  });
+  readonly notificationLag = new Histogram({
+    name: 'hub_postgres_notification_lag_seconds',
+    help: "PostgreSQL: from a process's NOTIFY after its commit to this process hearing it (its own included; clocks of different machines add their difference)",
+    buckets: LAG_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly tailReadLag = new Histogram({
+    name: 'hub_postgres_tail_read_lag_seconds',
+    help: "PostgreSQL: from a process's NOTIFY after its commit to this process's tail reader having read what it announced (the wake-up's delay across processes)",
+    buckets: LAG_BUCKETS,
     registers: [this.registry],
   });
   readonly authFailures = new Counter({

@@ -63,12 +63,15 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
     expect(reply.json<MessageRecord[]>().map((m) => m.Data)).toEqual(['world']);
   });
 
-  it('each process reports its listening connection in its metrics', async () => {
+  it('each process reports its listening connection and the lags of notifications and tail reads in its metrics', async () => {
     const text = await (
       await fetch(`${b.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
     ).text();
     expect(text).toMatch(/^hub_postgres_listener_up 1$/m);
     expect(text).toMatch(/^hub_postgres_listener_reconnects 0$/m);
     expect(text).toMatch(/^hub_postgres_tail_reads [1-9]\d*$/m);
+    // The push and the send above were announced to B: each notification's lag, and the read it caused.
+    expect(text).toMatch(/^hub_postgres_notification_lag_seconds_count ([2-9]|\d{2,})$/m);
+    expect(text).toMatch(/^hub_postgres_tail_read_lag_seconds_count ([2-9]|\d{2,})$/m);
   });
 });

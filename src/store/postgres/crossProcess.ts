@@ -31,6 +31,11 @@ export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptio
   announce: Announcements;
   /** The tail reader's fallback interval (HUB_PG_POLL_MS); default 1 s. */
   fallbackMs?: number;
+  /**
+   * Lags in ms, for the metrics: a notification's, from its sending (the time in its payload) to its
+   * arrival; the tail reader's, from that sending to the end of the read it caused.
+   */
+  lags?: { notification(ms: number): void; tailRead(ms: number): void };
   heartbeatMs?: number;
   firstBackoffMs?: number;
 }
@@ -86,7 +91,15 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
   const polls = new PostgresPollsElsewhere(pool, options.log, (key, order) => announce.claimedElsewhere(key, order));
   const listener = new PostgresListener({
     ...options,
-    channels: { [HUB_CHANNEL]: () => void tail.hint(), ...polls.channels },
+    channels: {
+      [HUB_CHANNEL]: (payload) => {
+        const sentMs = Number(payload);
+        if (!options.lags || !(sentMs > 0)) return void tail.hint();
+        options.lags.notification(Date.now() - sentMs);
+        void tail.hint().then(() => options.lags?.tailRead(Date.now() - sentMs));
+      },
+      ...polls.channels,
+    },
     onReady: () => void tail.hint(),
   });
   await listener.start();

@@ -2,7 +2,7 @@
  * The PostgreSQL engine (issue 22): migrates the database (safe with several processes starting at
  * once), then builds one implementation of each port of src/hub/ports over one pool of connections
  * named `hub:<pid>:store`. Every write that changes a log rings the doorbell after its COMMIT (NOTIFY
- * `hub`, listener.ts), for the other processes' tail readers.
+ * `hub`, listener.ts, its payload the time it was sent), for the other processes' tail readers.
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { PostgresActivityStore } from './activity.js';
@@ -57,7 +57,8 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     log,
     max: options.poolMax,
   });
-  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client);
+  // The payload is the sending time (epoch ms): the listeners measure the notification's lag with it.
+  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client, String(Date.now()));
   return {
     stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed }),
     messages: new PostgresMessageStore({
