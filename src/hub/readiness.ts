@@ -1,8 +1,8 @@
 /**
  * Whether this hub can serve now (`GET /ready`): it is serving (between its start and its stop) and its
- * store answers one round trip within `timeoutMs`. The answer is kept `cacheMs`, and callers arriving
- * while a probe is out share it, so a load balancer asking many times a second costs the database one
- * `select 1` a second. A database that stops answering, and one that answers again, are logged once
+ * store answers one round trip within `timeoutMs`. A ready answer is kept `cacheMs` (a not-ready one
+ * `retryMs`, so a database coming back is seen soon), and callers arriving while a probe is out share
+ * it, so a load balancer asking many times a second costs the database one `select 1` a second. A database that stops answering, and one that answers again, are logged once
  * each; nothing needs restarting when it comes back.
  */
 
@@ -27,7 +27,7 @@ export class Readiness {
   constructor(
     private readonly probe: (timeoutMs: number) => Promise<void>,
     private readonly log: ReadinessLog,
-    private readonly options: { cacheMs: number; timeoutMs: number } = { cacheMs: 1_000, timeoutMs: 1_000 },
+    private readonly options = { cacheMs: 1_000, retryMs: 200, timeoutMs: 1_000 },
   ) {}
 
   /** Serving: false before the start and from the stop on (app.ts closes connections then). */
@@ -47,7 +47,8 @@ export class Readiness {
   check(): Promise<ReadinessAnswer> {
     if (!this.#serving) return Promise.resolve({ ready: false, reason: this.#stopped ? 'stopping' : 'starting' });
     const last = this.#last;
-    if (last && Date.now() - last.at < this.options.cacheMs) return Promise.resolve(last.answer);
+    if (last && Date.now() - last.at < (last.answer.ready ? this.options.cacheMs : this.options.retryMs))
+      return Promise.resolve(last.answer);
     this.#probing ??= this.#probeOnce().finally(() => (this.#probing = undefined));
     return this.#probing;
   }
