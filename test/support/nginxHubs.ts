@@ -65,6 +65,8 @@ export interface NginxHubs {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a process may take to listen. */
+const START_MS = 180_000;
 
 function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<void> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
@@ -84,10 +86,12 @@ function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<
   hub.killing = false;
   return new Promise((resolve, reject) => {
     let started = false;
-    const timer = setTimeout(
-      () => reject(new Error(`hub on ${hub.port} did not start: ${hub.output.slice(-2000)}`)),
-      60_000,
-    );
+    // Killed if it does not listen in time (on a starved machine tsx takes minutes): left running, it
+    // would take the port from the next attempt.
+    const timer = setTimeout(() => {
+      hub.killing = true;
+      void kill9(proc).then(() => reject(new Error(`hub on ${hub.port} did not start: ${hub.output.slice(-2000)}`)));
+    }, START_MS);
     const take = (chunk: Buffer) => {
       hub.output += chunk.toString();
       if (hub.output.length > 1_000_000) hub.output = hub.output.slice(-500_000);
@@ -111,11 +115,11 @@ function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<
   });
 }
 
-function kill9(proc: ChildProcess | undefined): Promise<void> {
+function kill9(proc: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     proc.once('exit', () => resolve());
-    proc.kill('SIGKILL');
+    proc.kill(signal);
   });
 }
 
@@ -190,14 +194,14 @@ export async function startNginxHubs(
       stop: async () => {
         for (const h of hubs) h.killing = true;
         await Promise.all(hubs.map((h) => kill9(h.process)));
-        await kill9(stopped);
+        await kill9(stopped, 'SIGTERM'); // nginx's fast shutdown: its workers go too (SIGKILL would orphan them)
         for (const h of hubs) fs.rmSync(h.dataDir, { recursive: true, force: true });
         fs.rmSync(prefix, { recursive: true, force: true });
       },
     };
   } catch (error) {
     await Promise.all(hubs.map((h) => kill9(h.process)));
-    await kill9(nginx);
+    await kill9(nginx, 'SIGTERM');
     throw error;
   }
 }
