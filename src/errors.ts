@@ -10,11 +10,17 @@
  * are what Constellation's clients and tests expect byte for byte.
  */
 
-/** A message, or a message built from the facts a call site gives; `detail` is the default MessageDetail. */
+/** A text, or a text built from the facts a call site gives. */
+type Text = string | ((facts: never) => string);
+
+/** `message` is the Message; `detail` is the default MessageDetail. */
 interface Wording {
-  readonly message: string | ((facts: never) => string);
-  readonly detail?: string;
+  readonly message: Text;
+  readonly detail?: Text;
 }
+
+/** The engine whose wait ran out (DatabaseBusy): each one's words name what can hold it up. */
+export type DatabaseEngine = 'SQLite' | 'PostgreSQL';
 
 export const ERRORS = {
   // The request is not valid
@@ -156,8 +162,12 @@ export const ERRORS = {
 
   // The hub cannot answer now
   DatabaseBusy: {
-    message: 'The database is locked by another process.',
-    detail: 'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
+    message: (f: { engine: DatabaseEngine }) =>
+      f.engine === 'PostgreSQL' ? 'PostgreSQL is busy or unreachable.' : 'The database is locked by another process.',
+    detail: (f: { engine: DatabaseEngine }) =>
+      f.engine === 'PostgreSQL'
+        ? 'Try again shortly; no pooled connection came free, a lock stayed held past HUB_LOCK_WAIT_MS, or the connection to PostgreSQL was lost.'
+        : 'Try again shortly; a sqlite3 shell may be holding a write transaction open.',
   },
   ConsoleNotBuilt: {
     message: 'The console is not built.',
@@ -188,9 +198,9 @@ export class HubError extends Error {
 export function hubError<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): HubError {
   const wording: Wording = ERRORS[code];
   const [facts, detail] = typeof wording.message === 'function' ? args : [undefined, ...args];
-  const message =
-    typeof wording.message === 'function' ? (wording.message as (facts: unknown) => string)(facts) : wording.message;
-  return new HubError(code, message, (detail as string | undefined) ?? wording.detail);
+  const text = (t: Text) => (typeof t === 'function' ? (t as (facts: unknown) => string)(facts) : t);
+  const defaultDetail = wording.detail === undefined ? undefined : text(wording.detail);
+  return new HubError(code, text(wording.message), (detail as string | undefined) ?? defaultDetail);
 }
 
 /** Whether `error` is the hub's error `code` (for code that must react to one without knowing statuses). */

@@ -42,7 +42,7 @@ describe('the error catalogue', () => {
     const denied = hubError('AccessDenied');
     expect([denied.message, denied.detail]).toEqual(['Authorization has been denied for this request.', undefined]);
     expect(hubError('MessageNotAuthorized', 'rule 1').detail).toBe('rule 1');
-    expect(hubError('DatabaseBusy', 'now').detail).toBe('now');
+    expect(hubError('DatabaseBusy', { engine: 'SQLite' }, 'now').detail).toBe('now');
   });
 
   it('lists every code with its status in docs/api.md, and no other', () => {

@@ -13,6 +13,17 @@ import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
 
+/** DatabaseBusy in PostgreSQL's words: what can hold a request up there, never SQLite's lock. */
+const busyInPostgresWords = [
+  'DatabaseBusy',
+  'PostgreSQL is busy or unreachable.',
+  'Try again shortly; no pooled connection came free, a lock stayed held past HUB_LOCK_WAIT_MS, or the connection to PostgreSQL was lost.',
+];
+const busyWords = (error: unknown) => {
+  const { code, message, detail } = error as HubError;
+  return [code, message, detail];
+};
+
 describe.skipIf(!server.available)('PostgreSQL transactions', () => {
   let database: TestDatabase;
   let pool: pg.Pool;
@@ -46,12 +57,33 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
         (e: unknown) => e,
       );
       expect(failed).toBeInstanceOf(HubError);
-      expect((failed as HubError).code).toBe('DatabaseBusy');
-      await holder.query('rollback');
+      expect(busyWords(failed)).toEqual(busyInPostgresWords);
     } finally {
+      await holder.query('rollback');
       holder.release();
     }
     expect((await admin.query('select v from t')).rows).toEqual([{ v: 5 }]);
+  });
+
+  it('a pool with no connection free in time is DatabaseBusy (503) in the same words', async () => {
+    const single = createPool({
+      url: database.url,
+      role: 'tx1',
+      sync: 'full',
+      lockWaitMs: 200,
+      connectTimeoutMs: 200,
+      log,
+      max: 1,
+    });
+    const taken = await single.connect();
+    try {
+      const failed = await transaction(single, (c) => c.query('select 1')).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(HubError);
+      expect(busyWords(failed)).toEqual(busyInPostgresWords);
+    } finally {
+      taken.release();
+      await single.end();
+    }
   });
 
   it("the hub's own error passes through as it is, and rolls back", async () => {
@@ -98,7 +130,7 @@ describe.skipIf(!server.available)('PostgreSQL transactions', () => {
       await c.query('select 2');
     }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(HubError);
-    expect((failed as HubError).code).toBe('DatabaseBusy');
+    expect(busyWords(failed)).toEqual(busyInPostgresWords);
     expect(await transaction(pool, async (c) => (await c.query('select 3 as n')).rows[0].n)).toBe(3);
   });
 });

@@ -13,4 +13,5 @@ export function isSqliteBusy(error: unknown): boolean {
 }
 
 /** `error` as the store lets it out: the lock error as DatabaseBusy, anything else as it is. */
-export const storeError = (error: unknown): unknown => (isSqliteBusy(error) ? hubError('DatabaseBusy') : error);
+export const storeError = (error: unknown): unknown =>
+  isSqliteBusy(error) ? hubError('DatabaseBusy', { engine: 'SQLite' }) : error;

@@ -137,7 +137,12 @@ export class SharedConfiguration extends Configuration {
 
   /** Another process committed first: its version is applied here, and the change is built again on it. */
   private async conflict(attempt: number): Promise<Reloaded | undefined> {
-    if (attempt >= MAX_ATTEMPTS) throw hubError('DatabaseBusy');
+    if (attempt >= MAX_ATTEMPTS)
+      throw hubError(
+        'DatabaseBusy',
+        { engine: 'PostgreSQL' },
+        `Other processes changed the configuration first ${MAX_ATTEMPTS} times; try the change again.`,
+      );
     return this.catchUp();
   }
 

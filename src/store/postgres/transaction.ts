@@ -28,7 +28,9 @@ export function isConnectionLost(error: unknown): boolean {
 
 /** What the hub is told: DatabaseBusy for what a later try may cure, the error itself otherwise. */
 export function storeError(error: unknown): unknown {
-  return isConnectionLost(error) || BUSY.has(sqlState(error) ?? '') ? hubError('DatabaseBusy') : error;
+  return isConnectionLost(error) || BUSY.has(sqlState(error) ?? '')
+    ? hubError('DatabaseBusy', { engine: 'PostgreSQL' })
+    : error;
 }
 
 export interface TransactionOptions {
