@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HubProcessRecord } from '../src/http/management/records.js';
 import { HUB_VERSION } from '../src/version.js';
 import { admin, consumer, get, idOf, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
@@ -14,22 +15,10 @@ import { waitingPolls } from './support/waitingPolls.js';
 
 const server = await postgresServer();
 
-interface ListedProcess {
-  Id: string;
-  Host: string;
-  Pid: number;
-  Version: string;
-  StartedAt: string;
-  LastHeartbeat: string;
-  Alive: boolean;
-  WaitingLongPolls: number;
-  Self: boolean;
-}
-
 const processes = async (hub: TestHub) => {
   const reply = await get(hub, 'management/server/processes', admin);
   expect(reply.status).toBe(200);
-  return reply.json<{ Processes: ListedProcess[] }>().Processes;
+  return reply.json<{ Processes: HubProcessRecord[] }>().Processes;
 };
 
 describe('the process list on SQLite', () => {

@@ -107,18 +107,8 @@ export interface ServerStatus {
   License: License;
 }
 
-/** One row of `management/server/processes`. */
-export interface HubProcess {
-  Id: string;
-  Host: string;
-  Pid: number;
-  Version: string;
-  StartedAt: string;
-  LastHeartbeat: string;
-  Alive: boolean;
-  WaitingLongPolls: number;
-  Self: boolean;
-}
+/** One row of `management/server/processes`: the server's definition, shared (types only). */
+export type { HubProcessRecord as HubProcess } from '../../src/http/management/records.js';
 
 export interface License {
   Licensee: string;

@@ -7,17 +7,11 @@
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
-import type { ProcessRegistryStore } from './ports/processes.js';
+import type { ProcessRegistryStore, StoredHubProcess } from './ports/processes.js';
 
-export interface HubProcess {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  startedMs: number;
-  heartbeatMs: number;
+/** One process as the console lists it: its stored row, whether it still answers, and whether it is this one. */
+export interface HubProcess extends StoredHubProcess {
   alive: boolean;
-  waitingPolls: number;
   /** The process answering this request. */
   self: boolean;
 }
@@ -71,16 +65,11 @@ export class ProcessRegistry {
 
   async list(): Promise<HubProcess[]> {
     const rows = await this.store.list();
-    return rows.map((row) => {
+    return rows.map(({ heartbeatAgeMs, ...row }) => {
       const self = row.id === this.id;
       return {
-        id: row.id,
-        host: row.host,
-        pid: row.pid,
-        version: row.version,
-        startedMs: row.startedMs,
-        heartbeatMs: row.heartbeatMs,
-        alive: self || row.heartbeatAgeMs <= this.#aliveMs,
+        ...row,
+        alive: self || heartbeatAgeMs <= this.#aliveMs,
         waitingPolls: self ? this.waitingPolls() : row.waitingPolls,
         self,
       };

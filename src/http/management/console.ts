@@ -5,6 +5,7 @@
 import type Router from '@koa/router';
 import { serializeConfiguration } from '../../config/xmlFile.js';
 import type { HubServices, HubState } from '../context.js';
+import type { HubProcessRecord } from './records.js';
 
 interface MetricValue {
   value: number;
@@ -51,7 +52,7 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
   router.get('/server/processes', async (ctx) => {
     const iso = (ms: number) => new Date(ms).toISOString();
     ctx.body = {
-      Processes: (await processes.list()).map((p) => ({
+      Processes: (await processes.list()).map((p): HubProcessRecord => ({
         Id: p.id,
         Host: p.host,
         Pid: p.pid,

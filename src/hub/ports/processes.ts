@@ -2,24 +2,32 @@
  * The hub processes sharing one store (issue 22): each process writes its own row every few seconds
  * (hub/processRegistry.ts); the console lists them. Times are the store's clock where it has one
  * (PostgreSQL's `now()`), so processes on machines whose clocks differ still agree on a row's age.
+ * These are the one definition of a process's row: the PostgreSQL table (store/postgres/schema.ts) and
+ * the registry's list (hub/processRegistry.ts) are derived from them.
  */
 
-/** One process as it last reported itself. */
-export interface HubProcessRow {
+/** What a process says of itself at each heartbeat. */
+export interface HubProcessReport {
   /** Random per start: a restarted process is a new row. */
   id: string;
   host: string;
   pid: number;
   version: string;
   startedMs: number;
-  /** Its last heartbeat. */
-  heartbeatMs: number;
-  /** How long ago that was, by the store's clock. */
-  heartbeatAgeMs: number;
   waitingPolls: number;
 }
 
-export type HubProcessReport = Omit<HubProcessRow, 'heartbeatMs' | 'heartbeatAgeMs'>;
+/** A process's row as the store keeps it: its last report, stamped with the store's time. */
+export interface StoredHubProcess extends HubProcessReport {
+  /** Its last heartbeat. */
+  heartbeatMs: number;
+}
+
+/** One process as it last reported itself. */
+export interface HubProcessRow extends StoredHubProcess {
+  /** How long ago that was, by the store's clock. */
+  heartbeatAgeMs: number;
+}
 
 export interface ProcessRegistryStore {
   /** Writes (inserts or replaces) this process's row with the heartbeat time now. */

@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import type { HubProcessReport, HubProcessRow, ProcessRegistryStore } from '../../hub/ports/processes.js';
+import type { HubProcessesTable } from './schema.js';
 import { query } from './transaction.js';
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -22,16 +23,7 @@ export class PostgresProcessRegistryStore implements ProcessRegistryStore {
   }
 
   async list(): Promise<HubProcessRow[]> {
-    const rows = await query<{
-      id: string;
-      host: string;
-      pid: number;
-      version: string;
-      started_ms: number;
-      heartbeat_ms: number;
-      age_ms: number;
-      waiting_polls: number;
-    }>(
+    const rows = await query<HubProcessesTable & { age_ms: number }>(
       this.pool,
       `select id, host, pid, version, started_ms, heartbeat_ms, ${NOW_MS} - heartbeat_ms as age_ms, waiting_polls
        from hub_processes order by started_ms, id`,

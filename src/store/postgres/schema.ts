@@ -3,6 +3,7 @@
  * PostgreSQL types — bigint columns arrive as numbers (store/postgres/pool.ts), flags as booleans.
  */
 import type { Generated } from 'kysely';
+import type { StoredHubProcess } from '../../hub/ports/processes.js';
 
 /** The last number given in each log: `state_objects` (seq), `messages` (id), `package_logs` (id). */
 export interface LogHeadsTable {
@@ -166,15 +167,16 @@ export interface AuthFailuresTable {
   last_ms: number;
 }
 
-export interface HubProcessesTable {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  started_ms: number;
-  heartbeat_ms: number;
-  waiting_polls: number;
-}
+/** `startedMs` → `started_ms`: a domain field as its column is named. */
+type ColumnName<Field extends string> = Field extends `${infer Head}${infer Rest}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${ColumnName<Rest>}`
+  : Field;
+
+/** A table whose columns are a domain record's fields, snake_cased. */
+type ColumnsOf<Record> = { [Field in keyof Record & string as ColumnName<Field>]: Record[Field] };
+
+/** One row per running process (migration 0007): its last heartbeat, as the registry's port defines it. */
+export type HubProcessesTable = ColumnsOf<StoredHubProcess>;
 
 export interface PostgresDatabase {
   log_heads: LogHeadsTable;

@@ -2,10 +2,15 @@
  * The process registry on SQLite (the SQLite ProcessRegistryStore): one hub holds a data directory
  * (db/dataDirectory.ts), so the list is this process, kept in memory.
  */
-import type { HubProcessReport, HubProcessRow, ProcessRegistryStore } from '../../hub/ports/processes.js';
+import type {
+  HubProcessReport,
+  HubProcessRow,
+  ProcessRegistryStore,
+  StoredHubProcess,
+} from '../../hub/ports/processes.js';
 
 export class SqliteProcessRegistryStore implements ProcessRegistryStore {
-  #self: (HubProcessReport & { heartbeatMs: number }) | undefined;
+  #self: StoredHubProcess | undefined;
 
   heartbeat(report: HubProcessReport): Promise<void> {
     this.#self = { ...report, heartbeatMs: Date.now() };
