@@ -1,6 +1,7 @@
 /**
  * What a hub's start reads and opens before createHub.ts composes its services: the store engine its
- * options choose, the configuration it starts with on PostgreSQL, and the addresses it serves.
+ * options choose, the configuration it starts with on PostgreSQL, the addresses it serves, and on
+ * PostgreSQL the feed of other processes' commits.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -14,6 +15,8 @@ import { listenAddresses } from './listen.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import type { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
+import type { Announcements, CrossProcessWakeUps } from './store/postgres/crossProcess.js';
+import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 
@@ -42,6 +45,28 @@ export async function openStore(
         vacuumIntervalMs: options.vacuumIntervalMs,
         logger,
       });
+}
+
+/** PostgreSQL: what other hub processes commit, announced to this one's `notifier` so it wakes its polls too. */
+export async function crossProcessFeed(
+  options: HubOptions,
+  logger: Logger,
+  notifier: Announcements,
+  metrics: HubMetrics,
+): Promise<CrossProcessWakeUps | undefined> {
+  if (!options.databaseUrl) return undefined;
+  return startCrossProcessWakeUps({
+    url: options.databaseUrl,
+    sync: options.sync,
+    lockWaitMs: options.lockWaitMs,
+    log: logger,
+    announce: notifier,
+    fallbackMs: options.pgPollMs,
+    lags: {
+      notification: (ms) => metrics.notificationLag.observe(Math.max(0, ms) / 1000),
+      tailRead: (ms) => metrics.tailReadLag.observe(Math.max(0, ms) / 1000),
+    },
+  });
 }
 
 /** The addresses this hub serves; throws ConfigurationError for a listen URI it cannot serve. */

@@ -60,6 +60,8 @@ export interface PollRegistry {
   claimedElsewhere(key: string, order: number): void;
   isWaiting(key: string): boolean;
   waitingIds(): string[];
+  /** How many polls wait in this process now. */
+  readonly waitingCount: number;
   /** The keys whose poll has waited since before `since` (epoch ms): the others were touched at registration. */
   waitingSince(since: number): string[];
 }
