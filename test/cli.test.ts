@@ -1,47 +1,21 @@
 /** The CLI as a user runs it: a child process, its output, and a clean stop on a signal. */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CliProcess } from './support/hubCli.js';
+import { killCliProcesses, runCli } from './support/hubCli.js';
 import { get, idOf, tempDir } from './support/testHub.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const startCli = (dataDir: string, env: Record<string, string> = {}) => runCli([], { HUB_DATA_DIR: dataDir, ...env });
+const listening = async (cli: CliProcess) => (await cli.waitFor(/hub listening on (http:\/\/\S+)/))[1];
 
-function startCli(dataDir: string, env: Record<string, string> = {}) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, HUB_DATA_DIR: dataDir, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /hub listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        clearInterval(timer);
-        resolve(match[1]);
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`exited with ${code}: ${err}`));
-    });
-  });
-  // A start that is meant to fail never listens: that rejection is expected, not unhandled.
-  listening.catch(() => undefined);
-  return { proc, listening, exited, output: () => out, errors: () => err };
-}
+afterAll(killCliProcesses);
 
 describe('the command line', () => {
   it('first start prints the generated key once; SIGTERM answers waiting polls and exits 0 with the WAL checkpointed', async () => {
     const dataDir = tempDir();
     const cli = startCli(dataDir);
-    const url = await cli.listening;
+    const url = await listening(cli);
     const key = /access key \(shown only this once\): (\S+)/.exec(cli.output())?.[1];
     expect(key).toBeDefined();
     const management = { SentinelName: 'Management', PackageName: 'CLI', AccessKey: key as string };
@@ -62,7 +36,7 @@ describe('the command line', () => {
 
     // A second start does not print a key again.
     const again = startCli(dataDir);
-    await again.listening;
+    await listening(again);
     expect(again.output()).not.toMatch(/access key/);
     again.proc.kill('SIGINT');
     expect(await again.exited).toBe(0);

@@ -5,66 +5,25 @@
  * the number of cycles (5 in `npm test`, 50 in `npm run test:crash`).
  */
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serializeConfiguration } from '../src/config/xmlFile.js';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { consumer, get, pkg, tempDir, testConfiguration } from './support/testHub.js';
+import type { CliProcess } from './support/hubCli.js';
+import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { consumer, get, pkg, tempDir } from './support/testHub.js';
 
 const CYCLES = Number(process.env.HUB_CRASH_CYCLES ?? 5);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SUBSCRIPTION = '6b1d8a4e-1c7e-4f57-9d53-0c8f3b2a7e11';
 /** A StateObject subscription nobody polls while the load runs: it is behind at every kill. */
 const OBJECT_SUBSCRIPTION = '0e5a3c1d-7b2f-4c9e-8a41-5d6f7e8a9b10';
 const PUSHERS = 4;
 const SENDERS = 2;
 
-let child: ChildProcess | undefined;
-afterAll(() => {
-  child?.kill('SIGKILL');
-});
+afterAll(killCliProcesses);
 
-/** Starts the hub as a child process; resolves with its URL once it prints that it listens. */
-function startChild(dataDir: string): Promise<{ url: string; process: ChildProcess }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      HUB_DATA_DIR: dataDir,
-      HUB_PORT: '0',
-      HUB_HOST: '127.0.0.1',
-      HUB_LOG_LEVEL: 'error',
-      HUB_AUTH_FAILURE_DELAY_MS: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`hub did not start: ${out} ${err}`)), 20_000);
-    proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    proc.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const match = /hub listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1], process: proc });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`hub exited with ${code}: ${err}`)));
-  });
-}
-
-function kill9(proc: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    proc.once('exit', () => resolve());
-    proc.kill('SIGKILL');
-  });
+async function kill9(hub: CliProcess): Promise<void> {
+  hub.proc.kill('SIGKILL');
+  await hub.exited;
 }
 
 describe('crash safety', () => {
@@ -72,7 +31,6 @@ describe('crash safety', () => {
     `keeps everything acknowledged across ${CYCLES} kill -9 cycles`,
     async () => {
       const dataDir = tempDir();
-      fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
       const lastAckedValue = new Map<string, number>();
       const ackedMessages = new Set<string>();
       const received = new Set<string>();
@@ -83,7 +41,7 @@ describe('crash safety', () => {
 
       // One more start than kills: the last start only checks what the last kill left.
       for (let cycle = 0; cycle <= CYCLES; cycle++) {
-        const hub = await startChild(dataDir);
+        const hub = await startHubProcess(dataDir);
 
         // What was acknowledged before the last kill must be here now.
         const objects = (await get(hub, 'consumer/RequestStateObjects', app, { sentinel: 'S1', package: 'P1' })).json<
@@ -133,7 +91,7 @@ describe('crash safety', () => {
         }
         unreadAcks.clear();
         if (cycle === CYCLES) {
-          await kill9(hub.process);
+          await kill9(hub);
           break;
         }
 
@@ -170,7 +128,7 @@ describe('crash safety', () => {
           }
         });
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
-        await kill9(hub.process);
+        await kill9(hub);
         running = false;
         await Promise.all([...pushers, ...senders]);
 

@@ -6,69 +6,24 @@
  * poll-repoll sequence never gets anything twice, even with each re-poll sent to the other of two
  * processes on PostgreSQL right as the answer before it arrives (racing the settling of that answer).
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { serializeConfiguration } from '../src/config/xmlFile.js';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
-import { consumer, get, idOf, pkg, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
+import type { CliProcess } from './support/hubCli.js';
+import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { consumer, get, idOf, pkg, startTestHub, tempDir } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
 const server = await postgresServer();
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const app = consumer('Receiver');
 const sender = consumer('Sender');
-const children = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-/** A hub as a child process on `dataDir`; with `dieBeforeAnswer`, it kills itself before a poll's non-empty answer. */
-function startChild(dataDir: string, env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
-  const config = path.join(dataDir, 'hub.config.xml');
-  if (!fs.existsSync(config)) fs.writeFileSync(config, serializeConfiguration(testConfiguration()));
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      HUB_DATA_DIR: dataDir,
-      HUB_PORT: '0',
-      HUB_HOST: '127.0.0.1',
-      HUB_LOG_LEVEL: 'error',
-      HUB_AUTH_FAILURE_DELAY_MS: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(proc);
-  proc.once('exit', () => children.delete(proc));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`hub did not start: ${out} ${err}`)), 60_000);
-    proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-    proc.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const match = /hub listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1], process: proc });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`hub exited with ${code}: ${err}`)));
-  });
-}
+afterAll(killCliProcesses);
 
 /** A poll whose hub dies before answering: the request fails, and the process is gone. */
-async function pollThatKills(hub: { url: string; process: ChildProcess }, action: string, id: string): Promise<void> {
-  const exited = new Promise((resolve) => hub.process.once('exit', resolve));
+async function pollThatKills(hub: CliProcess & { url: string }, action: string, id: string): Promise<void> {
   await expect(get(hub, action, app, { subscriptionId: id, timeout: 0 })).rejects.toThrow();
-  await exited;
+  await hub.exited;
 }
 
 const messagesOf = async (hub: { url: string }, id: string) =>
@@ -90,7 +45,7 @@ describe('SQLite: a hub killed between a poll’s COMMIT and its answer', () => 
   it('the restarted hub delivers the same messages and StateObjects again, then not again', async () => {
     const dataDir = tempDir();
     const dying = { HUB_TEST_DIE_BEFORE_ANSWER: '1' };
-    let hub = await startChild(dataDir, dying);
+    let hub = await startHubProcess(dataDir, dying);
     const messages = idOf(await get(hub, 'consumer/SubscribeToMessage', app));
     const objects = idOf(await get(hub, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', name: '*' }));
     expect(await objectsOf(hub, objects)).toEqual([]);
@@ -102,10 +57,10 @@ describe('SQLite: a hub killed between a poll’s COMMIT and its answer', () => 
       expect((await get(hub, 'platform/PushStateObject', pkg('S1', 'P1'), { name, value })).status).toBe(204);
     }
     await pollThatKills(hub, 'consumer/GetMessages', messages);
-    hub = await startChild(dataDir, dying);
+    hub = await startHubProcess(dataDir, dying);
     await pollThatKills(hub, 'consumer/GetStateObjects', objects);
 
-    hub = await startChild(dataDir, {});
+    hub = await startHubProcess(dataDir, {});
     expect(await messagesOf(hub, messages)).toEqual(['m1', 'm2']);
     expect(await messagesOf(hub, messages)).toEqual([]);
     expect(await objectsOf(hub, objects)).toEqual([
@@ -113,7 +68,7 @@ describe('SQLite: a hub killed between a poll’s COMMIT and its answer', () => 
       ['B', 2],
     ]);
     expect(await objectsOf(hub, objects)).toEqual([]);
-    hub.process.kill('SIGTERM');
+    hub.proc.kill('SIGTERM');
   }, 180_000);
 });
 
@@ -163,14 +118,14 @@ describe.skipIf(!server.available)('PostgreSQL: two processes on one database', 
     const url = database.url;
     hubs.push(await startTestHub({ options: { databaseUrl: url } }));
     const [b] = hubs;
-    const dying = await startChild(tempDir(), { HUB_DATABASE_URL: url, HUB_TEST_DIE_BEFORE_ANSWER: '1' });
+    const dying = await startHubProcess(tempDir(), { HUB_DATABASE_URL: url, HUB_TEST_DIE_BEFORE_ANSWER: '1' });
     const messages = idOf(await get(b, 'consumer/SubscribeToMessage', app));
     const objects = idOf(await get(b, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', name: '*' }));
     expect(await objectsOf(b, objects)).toEqual([]);
     await send(b, 'lost?');
     expect((await get(b, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'A', value: 1 })).status).toBe(204);
     await pollThatKills(dying, 'consumer/GetMessages', messages);
-    const again = await startChild(tempDir(), { HUB_DATABASE_URL: url, HUB_TEST_DIE_BEFORE_ANSWER: '1' });
+    const again = await startHubProcess(tempDir(), { HUB_DATABASE_URL: url, HUB_TEST_DIE_BEFORE_ANSWER: '1' });
     await pollThatKills(again, 'consumer/GetStateObjects', objects);
     expect(await messagesOf(b, messages)).toEqual(['lost?']);
     expect(await messagesOf(b, messages)).toEqual([]);

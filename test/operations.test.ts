@@ -4,53 +4,22 @@
  * space back.
  */
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
 import { DataDirectoryInUse } from '../src/db/dataDirectory.js';
 import { hubOptions } from '../src/settings.js';
+import { killCliProcesses, runCli } from './support/hubCli.js';
 import { admin, get, hubsStoppedAfterEach, pkg, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const hub = hubsStoppedAfterEach();
-
-function runCli(args: string[], env: Record<string, string>, cwd = ROOT) {
-  // tsx by its path: the working directory may be an empty temp folder.
-  const tsx = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-  const proc = spawn(process.execPath, ['--import', tsx, path.join(ROOT, 'src/cli.ts'), ...args], {
-    cwd,
-    env: { ...process.env, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    proc.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
-  );
-  const waitFor = (pattern: RegExp) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const match = pattern.exec(out);
-        if (match) {
-          clearInterval(timer);
-          resolve(match);
-        }
-      }, 20);
-      void exited.then((code) => {
-        clearInterval(timer);
-        reject(new Error(`exited with ${code}: ${err}`));
-      });
-    });
-  return { proc, exited, waitFor, output: () => out, errors: () => err };
-}
+afterAll(killCliProcesses);
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
 
@@ -91,7 +60,7 @@ describe('command line', () => {
     const dataDir = tempDir();
     const config = testConfiguration();
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(config));
-    const cli = runCli([], { HUB_DATA_DIR: dataDir });
+    const cli = runCli([], { HUB_DATA_DIR: dataDir, HUB_LOG_LEVEL: 'info' });
     const url = (await cli.waitFor(/hub listening on (http:\/\/\S+)/))[1];
     const late = { SentinelName: 'Consumer', PackageName: 'Late', AccessKey: 'late-key-0001' };
     expect((await get({ url }, 'consumer/CheckAccess', late)).status).toBe(403);
