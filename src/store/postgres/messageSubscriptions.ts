@@ -4,33 +4,15 @@
  */
 import type pg from 'pg';
 import type { MessageAddresses } from '../../hub/messageAddresses.js';
-
-type CallerRow = {
-  connection_id: string;
-  friendly_name: string;
-  kind: string;
-  sentinel_name: string;
-  package_name: string;
-  read_message_id: number;
-  pending_token: string | null;
-  pending_ms: number | null;
-  redeliver_from: number | null;
-};
-
-/** A message subscription's cursor and its pending delivery (PendingDelivery), as its row has them. */
-interface SubscriptionCursor {
-  readMessageId: number;
-  pendingToken: string | null;
-  pendingMs: number | null;
-  redeliverFrom: number | null;
-}
+import type { JoinedGroupRow, SubscriptionCallerRow, SubscriptionCursor } from '../subscriptionAddresses.js';
+import { hasConfiguredGroups, subscriptionAddresses } from '../subscriptionAddresses.js';
 
 /** Inside a transaction: the subscription's caller names and groups, its cursor and what is pending. */
 export async function addressesOf(
   client: pg.PoolClient,
   subscription: string,
 ): Promise<(MessageAddresses & SubscriptionCursor) | undefined> {
-  const { rows } = await client.query<CallerRow>({
+  const { rows } = await client.query<SubscriptionCallerRow>({
     name: 'hub_subscription_caller',
     text: `select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id,
              s.pending_token, s.pending_ms, s.redeliver_from
@@ -39,34 +21,19 @@ export async function addressesOf(
   });
   const c = rows[0];
   if (!c) return undefined;
-  const groups = new Map<string, number>();
-  const isPackage = c.kind === 'package';
-  if (isPackage) {
-    const configured = await client.query<{ group_name: string }>({
-      name: 'hub_configured_groups',
-      text: 'select group_name from package_instance_groups where sentinel_name = $1 and instance_name = $2',
-      values: [c.sentinel_name, c.package_name],
-    });
-    for (const g of configured.rows) groups.set(g.group_name, 0);
-  }
-  const joined = await client.query<{ group_name: string; joined_after: number }>({
+  const configured = hasConfiguredGroups(c)
+    ? await client.query<{ group_name: string }>({
+        name: 'hub_configured_groups',
+        text: 'select group_name from package_instance_groups where sentinel_name = $1 and instance_name = $2',
+        values: [c.sentinel_name, c.package_name],
+      })
+    : undefined;
+  const joined = await client.query<JoinedGroupRow>({
     name: 'hub_joined_groups',
     text: 'select group_name, joined_after from message_group_members where subscription_id = $1',
     values: [subscription],
   });
-  for (const g of joined.rows) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
-  return {
-    connectionId: c.connection_id,
-    friendlyName: c.friendly_name,
-    isPackage,
-    sentinelName: c.sentinel_name,
-    packageName: c.package_name,
-    groups,
-    readMessageId: c.read_message_id,
-    pendingToken: c.pending_token,
-    pendingMs: c.pending_ms,
-    redeliverFrom: c.redeliver_from,
-  };
+  return subscriptionAddresses(c, configured?.rows.map((g) => g.group_name) ?? [], joined.rows);
 }
 
 /** The message log's head: the last id given (a new subscription's cursor, a joined group's start). */

@@ -15,6 +15,8 @@ import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 import { ScopeType } from '../../hub/scope.js';
+import type { JoinedGroupRow, SubscriptionCallerRow, SubscriptionCursor } from '../subscriptionAddresses.js';
+import { hasConfiguredGroups, subscriptionAddresses } from '../subscriptionAddresses.js';
 
 export interface MessageRetention {
   /** Messages kept in the log at most. */
@@ -30,14 +32,6 @@ const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.s
 /** All and Others reach by subscription, not by name: their args need not be parsed. */
 const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
 const NO_ARGS: string[] = [];
-
-/** A message subscription's cursor and its pending delivery (PendingDelivery), as its row has them. */
-interface SubscriptionCursor {
-  readMessageId: number;
-  pendingToken: string | null;
-  pendingMs: number | null;
-  redeliverFrom: number | null;
-}
 
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
@@ -131,39 +125,12 @@ export class SqliteMessageStore implements MessageStore {
 
   /** Inside a subscription's transaction: the caller's names and groups, its cursor and what is pending. */
   addressesNow(subscription: string): (MessageAddresses & SubscriptionCursor) | undefined {
-    const c = this.callerOf.get(subscription) as
-      | {
-          connection_id: string;
-          friendly_name: string;
-          kind: string;
-          sentinel_name: string;
-          package_name: string;
-          read_message_id: number;
-          pending_token: string | null;
-          pending_ms: number | null;
-          redeliver_from: number | null;
-        }
-      | undefined;
+    const c = this.callerOf.get(subscription) as SubscriptionCallerRow | undefined;
     if (!c) return undefined;
-    const groups = new Map<string, number>();
-    const isPackage = c.kind === 'package';
-    if (isPackage)
-      for (const g of this.configuredGroups.all(c.sentinel_name, c.package_name) as string[]) groups.set(g, 0);
-    for (const g of this.joinedGroups.all(subscription) as { group_name: string; joined_after: number }[]) {
-      if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
-    }
-    return {
-      connectionId: c.connection_id,
-      friendlyName: c.friendly_name,
-      isPackage,
-      sentinelName: c.sentinel_name,
-      packageName: c.package_name,
-      groups,
-      readMessageId: c.read_message_id,
-      pendingToken: c.pending_token,
-      pendingMs: c.pending_ms,
-      redeliverFrom: c.redeliver_from,
-    };
+    const configured = hasConfiguredGroups(c)
+      ? (this.configuredGroups.all(c.sentinel_name, c.package_name) as string[])
+      : [];
+    return subscriptionAddresses(c, configured, this.joinedGroups.all(subscription) as JoinedGroupRow[]);
   }
 
   /** Inside a transaction: a new message subscription's cursor is the end of the log. */

@@ -1,0 +1,61 @@
+/**
+ * What both engines read first for a message subscription's take, turned into what the take works
+ * with: the addresses the domain tests each message against (hub/messageAddresses.ts), the cursor and
+ * the pending delivery. Each engine has its own SQL; the rule from rows to addresses is here once.
+ */
+import type { MessageAddresses } from '../hub/messageAddresses.js';
+
+/** The subscription's row joined to its caller's (callers `c`, subscriptions `s`). */
+export interface SubscriptionCallerRow {
+  connection_id: string;
+  friendly_name: string;
+  kind: string;
+  sentinel_name: string;
+  package_name: string;
+  read_message_id: number;
+  pending_token: string | null;
+  pending_ms: number | null;
+  redeliver_from: number | null;
+}
+
+/** A group the subscription joined, and the last message id before it did. */
+export interface JoinedGroupRow {
+  group_name: string;
+  joined_after: number;
+}
+
+/** A message subscription's cursor and its pending delivery (PendingDelivery), as its row has them. */
+export interface SubscriptionCursor {
+  readMessageId: number;
+  pendingToken: string | null;
+  pendingMs: number | null;
+  redeliverFrom: number | null;
+}
+
+/** A package instance's subscription is also addressed through the groups its configuration gives it. */
+export const hasConfiguredGroups = (row: SubscriptionCallerRow) => row.kind === 'package';
+
+/**
+ * The addresses, cursor and pending delivery of `row`'s subscription. A configured group reaches it
+ * from the start of the log (0), even when it also joined the group; a joined one from when it joined.
+ */
+export function subscriptionAddresses(
+  row: SubscriptionCallerRow,
+  configuredGroups: string[],
+  joinedGroups: JoinedGroupRow[],
+): MessageAddresses & SubscriptionCursor {
+  const groups = new Map(configuredGroups.map((group) => [group, 0]));
+  for (const g of joinedGroups) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
+  return {
+    connectionId: row.connection_id,
+    friendlyName: row.friendly_name,
+    isPackage: hasConfiguredGroups(row),
+    sentinelName: row.sentinel_name,
+    packageName: row.package_name,
+    groups,
+    readMessageId: row.read_message_id,
+    pendingToken: row.pending_token,
+    pendingMs: row.pending_ms,
+    redeliverFrom: row.redeliver_from,
+  };
+}
