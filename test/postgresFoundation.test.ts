@@ -11,9 +11,9 @@ import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { postgresMigrations } from '../migrations/postgres/index.js';
 import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
-import type { NewMessage, NewStateObject } from '../src/store/postgres/logs.js';
+import type { NewStateObject } from '../src/store/postgres/logs.js';
 import type { PostgresDatabase } from '../src/store/postgres/schema.js';
-import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import { messageRow, postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -27,17 +27,6 @@ const recordingLog = () => {
   return { log, warnings };
 };
 
-const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1',
-  sender_type: 0,
-  sender_friendly_name: 'Consumer/App',
-  scope: 0,
-  args: '[]',
-  saga_id: null,
-  key: 'K',
-  data,
-  sent_ms: 1,
-});
 const stateObject = (name: string): NewStateObject => ({
   sentinel_name: 'S',
   package_name: 'P',
@@ -267,7 +256,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
     const cases = [
       {
         log: 'messages' as const,
-        write: (c: pg.PoolClient, i: number) => appendMessages(c, [message(`m${i}`)]),
+        write: (c: pg.PoolClient, i: number) => appendMessages(c, [messageRow(`m${i}`)]),
         readAbove: async (cursor: number) =>
           (await admin.query('select id as n from messages where id > $1 order by id', [cursor])).rows.map((r) =>
             Number(r.n),
@@ -339,7 +328,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
 
     it('a batch takes consecutive numbers in the order given', async () => {
       const cursor = (await logHeads(admin)).messages;
-      const ids = await appendMessages(admin, [message('x'), message('y'), message('z')]);
+      const ids = await appendMessages(admin, [messageRow('x'), messageRow('y'), messageRow('z')]);
       expect(ids).toEqual([cursor + 1, cursor + 2, cursor + 3]);
       const { rows } = await admin.query('select data from messages where id > $1 order by id', [cursor]);
       expect(rows.map((r) => r.data)).toEqual(['x', 'y', 'z']);

@@ -12,22 +12,10 @@ import { appendMessages } from '../src/store/postgres/logs.js';
 import type { NewMessage } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { notifyCommitted } from '../src/store/postgres/listener.js';
-import { postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
+import { messageRow, postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
-
-const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1',
-  sender_type: 0,
-  sender_friendly_name: 'Consumer/App',
-  scope: 1,
-  args: '["All"]',
-  saga_id: null,
-  key: 'K',
-  data,
-  sent_ms: 1,
-});
 
 describe.skipIf(!server.available)('PostgreSQL group commit', () => {
   let database: TestDatabase;
@@ -56,7 +44,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     const visibleAtSettlement: boolean[] = [];
     const ids = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        group.submit(message(`m${i}`)).then(async (id) => {
+        group.submit(messageRow(`m${i}`)).then(async (id) => {
           const { rows } = await admin.query('select 1 from messages where id = $1', [id]);
           visibleAtSettlement.push(rows.length === 1);
           return id;
@@ -70,9 +58,9 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
 
   it('items submitted while a batch is in flight form the next one', async () => {
     const group = messages();
-    const first = group.submit(message('first'));
+    const first = group.submit(messageRow('first'));
     await new Promise((r) => setImmediate(r)); // the first batch has started
-    const rest = Array.from({ length: 10 }, (_, i) => group.submit(message(`later${i}`)));
+    const rest = Array.from({ length: 10 }, (_, i) => group.submit(messageRow(`later${i}`)));
     await Promise.all([first, ...rest]);
     expect(group.transactions).toBe(2);
   });
@@ -81,9 +69,9 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
     const group = messages();
     const before = (await admin.query(`select seq from log_heads where log = 'messages'`)).rows[0].seq as number;
     const outcomes = await Promise.allSettled([
-      group.submit(message('a')),
-      group.submit({ ...message('bad'), key: null as unknown as string }), // violates not null
-      group.submit(message('c')),
+      group.submit(messageRow('a')),
+      group.submit({ ...messageRow('bad'), key: null as unknown as string }), // violates not null
+      group.submit(messageRow('c')),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason.code).toBe('23502');
@@ -167,7 +155,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
         await notifyCommitted(client, JSON.stringify({ m: ids[ids.length - 1] }));
       },
     });
-    const id = await group.submit(message('rung'));
+    const id = await group.submit(messageRow('rung'));
     await hearing;
     expect(heard).toEqual([{ payload: JSON.stringify({ m: id }), visible: true }]);
     expect(inTransaction).toEqual({ xid: null, autocommit: true });

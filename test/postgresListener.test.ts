@@ -11,30 +11,14 @@ import { applicationName, createPool, openPostgres } from '../src/store/postgres
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages, appendPackageLogs, upsertStateObjects } from '../src/store/postgres/logs.js';
-import type { NewMessage } from '../src/store/postgres/logs.js';
 import { notifyCommitted, PostgresListener } from '../src/store/postgres/listener.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
 import type { ChangedStateObjectKey, PackageLogKey, SentMessageKey } from '../src/store/postgres/tailReader.js';
-import { postgresServer, testClient, testDatabase } from './support/postgres.js';
+import { messageRow, postgresServer, testClient, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
-
-const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1',
-  sender_type: 0,
-  sender_friendly_name: 'Consumer/App',
-  scope: 1,
-  args: '["All"]',
-  saga_id: null,
-  key: 'K',
-  data,
-  sent_ms: 1,
-});
-
-const until = async (condition: () => boolean | Promise<boolean>) => {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 5));
-};
 
 describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => {
   let database: TestDatabase;
@@ -120,7 +104,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
 
   it('a NOTIFY after a commit makes the other process read the new rows of each log, in order, once', async () => {
     const b = await processB();
-    const ids = await appendMessages(writer, [message('a'), message('b')]);
+    const ids = await appendMessages(writer, [messageRow('a'), messageRow('b')]);
     const [seq] = await upsertStateObjects(writer, [
       {
         sentinel_name: 'S',
@@ -165,7 +149,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
 
   it('the fallback timer reads a commit whose notification never came', async () => {
     const b = await processB({ fallbackMs: 100 });
-    const [id] = await appendMessages(writer, [message('silent')]); // no NOTIFY
+    const [id] = await appendMessages(writer, [messageRow('silent')]); // no NOTIFY
     await until(() => b.seen.messages.length === 1);
     expect(b.seen.messages[0].id).toBe(id);
     expect(b.hints).toEqual([]);
@@ -194,7 +178,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
       );
       expect(killed.rows).toEqual([{ killed: true }]);
       await until(() => !b.listener.connected);
-      const [id] = await appendMessages(admin, [message('in the gap')]);
+      const [id] = await appendMessages(admin, [messageRow('in the gap')]);
       await notifyCommitted(admin, 'nobody hears this one');
       expect(b.seen.messages).toEqual([]);
       // It tried, and was refused.
@@ -208,7 +192,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
       expect(b.listener.connected).toBe(true);
       expect(b.readies()).toBe(2);
       // And it hears again.
-      const [next] = await appendMessages(writer, [message('after')]);
+      const [next] = await appendMessages(writer, [messageRow('after')]);
       await notifyCommitted(writer, 'heard');
       await until(() => b.seen.messages.length === 2);
       expect(b.seen.messages[1].id).toBe(next);
@@ -273,7 +257,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
         listenUrl: viaProxy.toString(),
       });
       for (const socket of open) stalled.add(socket);
-      const [id] = await appendMessages(writer, [message('while silent')]);
+      const [id] = await appendMessages(writer, [messageRow('while silent')]);
       await notifyCommitted(writer, 'lost in the silence');
       await until(() => b.seen.messages.length === 1);
       expect(b.seen.messages[0].id).toBe(id);

@@ -13,13 +13,10 @@ import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 import { waitingPollCount, waitingPolls } from './support/waitingPolls.js';
 
 const server = await postgresServer();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (condition: () => Promise<boolean>) => {
-  while (!(await condition())) await sleep(10);
-};
 /** Longer than any test here may take: a poll that answers did not time out. */
 const LONG_POLL_MS = 60_000;
 const TEST_MS = 30_000;

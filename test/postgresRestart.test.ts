@@ -10,30 +10,14 @@ import { createPool, openPostgres } from '../src/store/postgres/pool.js';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages } from '../src/store/postgres/logs.js';
-import type { NewMessage } from '../src/store/postgres/logs.js';
 import { notifyCommitted, PostgresListener } from '../src/store/postgres/listener.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
 import type { SentMessageKey } from '../src/store/postgres/tailReader.js';
-import { throwawayCluster, throwawayClusterPossible } from './support/postgres.js';
+import { messageRow, throwawayCluster, throwawayClusterPossible } from './support/postgres.js';
 import type { ThrowawayCluster } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const possible = throwawayClusterPossible();
-
-const message = (data: string): NewMessage => ({
-  sender_connection_id: 'c1',
-  sender_type: 0,
-  sender_friendly_name: 'Consumer/App',
-  scope: 1,
-  args: '["All"]',
-  saga_id: null,
-  key: 'K',
-  data,
-  sent_ms: 1,
-});
-
-const until = async (condition: () => boolean | Promise<boolean>) => {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
-};
 
 describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running process', () => {
   let cluster: ThrowawayCluster;
@@ -73,7 +57,7 @@ describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running p
     });
     await listener.start();
     try {
-      const [before] = await appendMessages(writer, [message('acknowledged before the crash')]);
+      const [before] = await appendMessages(writer, [messageRow('acknowledged before the crash')]);
       await notifyCommitted(writer);
       await until(() => seen.length === 1);
 
@@ -90,7 +74,7 @@ describe.skipIf(!possible)('PostgreSQL crashing and restarting under a running p
       expect(rows).toEqual([{ id: before, data: 'acknowledged before the crash' }]);
       await until(() => listener.connected && listener.reconnects === 1);
 
-      const [after] = await appendMessages(writer, [message('after the restart')]);
+      const [after] = await appendMessages(writer, [messageRow('after the restart')]);
       await notifyCommitted(writer);
       await until(() => seen.length === 2);
       expect(seen.map((m) => m.id)).toEqual([before, after]);

@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { NewMessage } from '../../src/store/postgres/logs.js';
 import { numberTypes } from '../../src/store/postgres/pool.js';
 
 const run = promisify(execFile);
@@ -228,3 +229,16 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
     },
   };
 }
+
+/** A row for the message log (logs.ts appendMessages) carrying `data`: the rest is fixed. */
+export const messageRow = (data: string): NewMessage => ({
+  sender_connection_id: 'c1',
+  sender_type: 0,
+  sender_friendly_name: 'Consumer/App',
+  scope: 1,
+  args: '["All"]',
+  saga_id: null,
+  key: 'K',
+  data,
+  sent_ms: 1,
+});
