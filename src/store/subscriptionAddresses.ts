@@ -5,13 +5,17 @@
  */
 import type { MessageAddresses } from '../hub/messageAddresses.js';
 
-/** The subscription's row joined to its caller's (callers `c`, subscriptions `s`). */
-export interface SubscriptionCallerRow {
+/** A caller's names as its row has them. */
+export interface CallerNamesRow {
   connection_id: string;
   friendly_name: string;
-  kind: string;
   sentinel_name: string;
   package_name: string;
+}
+
+/** The subscription's row joined to its caller's (callers `c`, subscriptions `s`). */
+export interface SubscriptionCallerRow extends CallerNamesRow {
+  kind: string;
   read_message_id: number;
   pending_token: string | null;
   pending_ms: number | null;
@@ -33,26 +37,38 @@ export interface SubscriptionCursor {
 }
 
 /** A package instance's subscription is also addressed through the groups its configuration gives it. */
-export const hasConfiguredGroups = (row: SubscriptionCallerRow) => row.kind === 'package';
+export const hasConfiguredGroups = (callerKind: string) => callerKind === 'package';
 
 /**
- * The addresses, cursor and pending delivery of `row`'s subscription. A configured group reaches it
- * from the start of the log (0), even when it also joined the group; a joined one from when it joined.
+ * What a message subscription of `caller` answers to. A configured group reaches it from the start of
+ * the log (0), even when it also joined the group; a joined one from when it joined.
  */
+export function messageAddresses(
+  caller: CallerNamesRow,
+  isPackage: boolean,
+  configuredGroups: string[],
+  joinedGroups: JoinedGroupRow[],
+): MessageAddresses {
+  const groups = new Map(configuredGroups.map((group) => [group, 0]));
+  for (const g of joinedGroups) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
+  return {
+    connectionId: caller.connection_id,
+    friendlyName: caller.friendly_name,
+    isPackage,
+    sentinelName: caller.sentinel_name,
+    packageName: caller.package_name,
+    groups,
+  };
+}
+
+/** The addresses, cursor and pending delivery of `row`'s subscription. */
 export function subscriptionAddresses(
   row: SubscriptionCallerRow,
   configuredGroups: string[],
   joinedGroups: JoinedGroupRow[],
 ): MessageAddresses & SubscriptionCursor {
-  const groups = new Map(configuredGroups.map((group) => [group, 0]));
-  for (const g of joinedGroups) if (!groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
   return {
-    connectionId: row.connection_id,
-    friendlyName: row.friendly_name,
-    isPackage: hasConfiguredGroups(row),
-    sentinelName: row.sentinel_name,
-    packageName: row.package_name,
-    groups,
+    ...messageAddresses(row, hasConfiguredGroups(row.kind), configuredGroups, joinedGroups),
     readMessageId: row.read_message_id,
     pendingToken: row.pending_token,
     pendingMs: row.pending_ms,

@@ -21,7 +21,7 @@ export async function addressesOf(
   });
   const c = rows[0];
   if (!c) return undefined;
-  const configured = hasConfiguredGroups(c)
+  const configured = hasConfiguredGroups(c.kind)
     ? await client.query<{ group_name: string }>({
         name: 'hub_configured_groups',
         text: 'select group_name from package_instance_groups where sentinel_name = $1 and instance_name = $2',

@@ -1,9 +1,9 @@
 /** Per-instance activity for the console's overview on SQLite (the ActivityStore): read-only aggregates. */
 import type { Db } from '../../db/open.js';
-import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
-import { isAddressedTo } from '../../hub/messageAddresses.js';
+import type { SentMessage } from '../../hub/messageAddresses.js';
 import type { ActivityStore, InstanceActivity } from '../../hub/ports/activity.js';
 import type { InstanceKey } from '../../hub/ports/descriptors.js';
+import { COUNTED_LOG_ENTRIES, activityPerInstance } from '../instanceActivity.js';
 
 export class SqliteActivityStore implements ActivityStore {
   constructor(private readonly db: Db) {}
@@ -26,9 +26,6 @@ async function stateObjectCounts(db: Db): Promise<(InstanceKey & { n: number })[
     .groupBy(['sentinel_name', 'package_name'])
     .execute();
 }
-
-/** Unread messages are counted over this many of the newest log entries at most (a console view, not a scan of the log). */
-const COUNTED_LOG_ENTRIES = 10_000;
 
 /**
  * Unread messages and the last poll or subscribe, per caller identity (package callers and consumers).
@@ -83,36 +80,7 @@ async function subscriptionActivity(db: Db): Promise<(InstanceKey & { queued: nu
     senderConnectionId: m.sender_connection_id,
   }));
   const legacyBy = new Map(legacy.map((l) => [l.subscription_id, Number(l.n)]));
-  const result = new Map<string, InstanceKey & { queued: number; lastActiveMs: number }>();
-  for (const s of subscriptions) {
-    const key = `${s.sentinel_name}\u0000${s.package_name}`;
-    let entry = result.get(key);
-    if (!entry)
-      result.set(
-        key,
-        (entry = { sentinelName: s.sentinel_name, packageName: s.package_name, queued: 0, lastActiveMs: 0 }),
-      );
-    entry.lastActiveMs = Math.max(entry.lastActiveMs, s.last_active_ms);
-    if (s.kind !== 'messages') continue;
-    const isPackage = s.caller_kind === 'package';
-    const groups = new Map<string, number>();
-    if (isPackage)
-      for (const g of configured)
-        if (g.sentinel_name === s.sentinel_name && g.instance_name === s.package_name) groups.set(g.group_name, 0);
-    for (const g of joined)
-      if (g.subscription_id === s.id && !groups.has(g.group_name)) groups.set(g.group_name, g.joined_after);
-    const to: MessageAddresses = {
-      connectionId: s.connection_id,
-      friendlyName: s.friendly_name,
-      isPackage,
-      sentinelName: s.sentinel_name,
-      packageName: s.package_name,
-      groups,
-    };
-    entry.queued +=
-      (legacyBy.get(s.id) ?? 0) + log.filter((m) => m.id > s.read_message_id && isAddressedTo(m, to)).length;
-  }
-  return [...result.values()];
+  return activityPerInstance({ subscriptions, joined, configured, log }, (id) => legacyBy.get(id) ?? 0);
 }
 
 /** The newest WriteLog entry of each instance that wrote one. */

@@ -127,7 +127,7 @@ export class SqliteMessageStore implements MessageStore {
   addressesNow(subscription: string): (MessageAddresses & SubscriptionCursor) | undefined {
     const c = this.callerOf.get(subscription) as SubscriptionCallerRow | undefined;
     if (!c) return undefined;
-    const configured = hasConfiguredGroups(c)
+    const configured = hasConfiguredGroups(c.kind)
       ? (this.configuredGroups.all(c.sentinel_name, c.package_name) as string[])
       : [];
     return subscriptionAddresses(c, configured, this.joinedGroups.all(subscription) as JoinedGroupRow[]);
