@@ -7,10 +7,9 @@ import { strToU8, zipSync } from 'fflate';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsoleIfStale, launchChromium, screenshotDirectory } from './support/browser.js';
+import { WIDE, buildConsoleIfStale, launchChromium, screenshot as saveScreenshot } from './support/browser.js';
 import { circlePng } from './support/png.js';
 import type { TestHub } from './support/testHub.js';
 import {
@@ -33,21 +32,8 @@ const consoleOutput: string[] = [];
 const requests: string[] = [];
 const failures: string[] = [];
 
-const WIDE = { width: 1280, height: 860 };
-const NARROW = { width: 390, height: 844 };
-
-async function screenshot(name: string, options: { narrow?: boolean; fullPage?: boolean } = {}): Promise<void> {
-  if (!screenshotDirectory) return;
-  fs.mkdirSync(screenshotDirectory, { recursive: true });
-  await page.evaluate('window.scrollTo(0, 0)');
-  await page.screenshot({ path: path.join(screenshotDirectory, `${name}.png`), fullPage: options.fullPage ?? false });
-  if (options.narrow) {
-    await page.setViewportSize(NARROW);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await page.screenshot({ path: path.join(screenshotDirectory, `${name}-narrow.png`), fullPage: false });
-    await page.setViewportSize(WIDE);
-  }
-}
+const screenshot = (name: string, options?: { narrow?: boolean; fullPage?: boolean }) =>
+  saveScreenshot(page, name, options);
 
 async function open(slug: string, heading: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: heading, exact: true }).click();

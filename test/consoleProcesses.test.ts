@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsoleIfStale, launchChromium } from './support/browser.js';
+import { WIDE, buildConsoleIfStale, launchChromium, screenshot } from './support/browser.js';
 import { ADMIN_KEY, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
@@ -30,7 +30,7 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     );
     await pool.end();
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+    page = await (await browser.newContext({ viewport: WIDE })).newPage();
     page.setDefaultTimeout(10_000);
   }, 120_000);
   afterAll(async () => {
@@ -58,5 +58,6 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     expect(gone).toContain('○ not answering');
     expect(gone).toContain('0.0.1');
     expect(gone).toContain('7');
+    await screenshot(page, 'server-processes', { narrow: true, fullPage: true });
   });
 });

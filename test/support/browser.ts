@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.HUB_CHROMIUM ?? '/usr/bin/chromium';
@@ -41,3 +41,24 @@ export function launchChromium(): Promise<Browser> {
 /** Screenshots go to docs/console/ only when asked (CONSOLE_SCREENSHOTS=1): a test run changes no tracked file. */
 export const screenshotDirectory =
   process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(root, 'docs/console') : undefined;
+
+export const WIDE = { width: 1280, height: 860 };
+export const NARROW = { width: 390, height: 844 };
+
+/** Saves `name`.png of the page (and `name`-narrow.png at a phone's width) when screenshots are asked for. */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { narrow?: boolean; fullPage?: boolean } = {},
+): Promise<void> {
+  if (!screenshotDirectory) return;
+  fs.mkdirSync(screenshotDirectory, { recursive: true });
+  await page.evaluate('window.scrollTo(0, 0)');
+  await page.screenshot({ path: path.join(screenshotDirectory, `${name}.png`), fullPage: options.fullPage ?? false });
+  if (options.narrow) {
+    await page.setViewportSize(NARROW);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: path.join(screenshotDirectory, `${name}-narrow.png`), fullPage: false });
+    await page.setViewportSize(WIDE);
+  }
+}
