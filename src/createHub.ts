@@ -98,7 +98,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     const addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
     generatedAdminKey = loaded.generatedAdminKey;
     // PostgreSQL: what other hub processes commit wakes this one's polls too.
-    const feed = await crossProcessFeed(options, logger, notifier, metrics);
+    const feed = await crossProcessFeed(options, logger, notifier, metrics, store.own);
     if (feed) {
       started.push(() => feed.stop());
       registerCrossProcessMetrics(metrics.registry, feed);

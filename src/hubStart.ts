@@ -18,14 +18,18 @@ import type { HubOptions } from './settings.js';
 import type { Announcements, CrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
+import { OwnCommits } from './store/postgres/ownCommits.js';
 import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 
-/** The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL, otherwise SQLite in the data directory. */
+/**
+ * The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL (with `own`, what its writes
+ * committed, for the cross-process feed), otherwise SQLite in the data directory.
+ */
 export async function openStore(
   options: HubOptions,
   logger: Logger,
   metrics: HubMetrics,
-): Promise<HubStore & { database?: OpenedDatabase }> {
+): Promise<HubStore & { database?: OpenedDatabase; own?: OwnCommits }> {
   const committed = (commitMs: number, pieces?: number) => {
     metrics.commitDuration.observe(commitMs / 1000);
     if (pieces !== undefined) metrics.batchSize.observe(pieces);
@@ -37,8 +41,10 @@ export async function openStore(
     maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
     committed,
   };
+  // PostgreSQL: `own` records what this process commits, which its cross-process feed need not read back.
+  const own = new OwnCommits();
   return options.databaseUrl
-    ? await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger })
+    ? { ...(await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger, own })), own }
     : await openSqliteHubStore({
         ...common,
         file: path.join(options.dataDir, 'hub.db'),
@@ -53,6 +59,8 @@ export async function crossProcessFeed(
   logger: Logger,
   notifier: Announcements,
   metrics: HubMetrics,
+  /** What this process's stores committed (openStore's `own`): not read back. */
+  own?: OwnCommits,
 ): Promise<CrossProcessWakeUps | undefined> {
   if (!options.databaseUrl) return undefined;
   return startCrossProcessWakeUps({
@@ -62,6 +70,7 @@ export async function crossProcessFeed(
     log: logger,
     announce: notifier,
     fallbackMs: options.pgPollMs,
+    own,
     lags: {
       notification: (ms) => metrics.notificationLag.observe(Math.max(0, ms) / 1000),
       tailRead: (ms) => metrics.tailReadLag.observe(Math.max(0, ms) / 1000),

@@ -5,7 +5,8 @@
  * notification only says "read"; the tail reader reads the logs above this process's cursors on each
  * one, on a fallback timer and after every reconnection, so a lost notification delays a wake-up by at
  * most the fallback interval and never loses it. A change this process made itself comes back too and
- * wakes nobody new (its polls were woken at its commit): one empty read at worst. The same listener
+ * would wake nobody new (its polls were woken at its commit): with `own` its doorbell only moves the
+ * tail reader's cursors over it (ownCommits.ts), without reading it back. The same listener
  * carries the polls' own notices (pollsElsewhere.ts: a newer poll of a subscription on another process,
  * a filter added there).
  */
@@ -14,6 +15,7 @@ import type { Registry } from 'prom-client';
 import type { PostgresConnectionOptions } from './pool.js';
 import { createPool } from './pool.js';
 import type { NotificationHandler } from './listener.js';
+import type { OwnCommits } from './ownCommits.js';
 import { HUB_CHANNEL, PostgresListener } from './listener.js';
 import { TailReader } from './tailReader.js';
 import { PostgresPollsElsewhere } from './pollsElsewhere.js';
@@ -38,6 +40,8 @@ export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptio
   lags?: { notification(ms: number): void; tailRead(ms: number): void };
   heartbeatMs?: number;
   firstBackoffMs?: number;
+  /** What this process's stores committed (the same object they record into): not read back. */
+  own?: OwnCommits;
 }
 
 export interface CrossProcessWakeUps {
@@ -62,6 +66,7 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     db: pool,
     log: options.log,
     fallbackMs: options.fallbackMs,
+    own: options.own,
     handlers: {
       stateObjects: (rows) => {
         for (const r of rows)
@@ -93,9 +98,11 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     ...options,
     channels: {
       [HUB_CHANNEL]: (payload) => {
-        const sentMs = Number(payload);
+        const sentMs = Number(payload.split(' ')[0]);
+        if (options.lags && sentMs > 0) options.lags.notification(Date.now() - sentMs);
+        // This process's own commits: nothing to read back (its polls were woken at the COMMIT).
+        if (options.own?.isOwn(payload)) return void tail.ownHint();
         if (!options.lags || !(sentMs > 0)) return void tail.hint();
-        options.lags.notification(Date.now() - sentMs);
         void tail.hint().then(() => options.lags?.tailRead(Date.now() - sentMs));
       },
       ...polls.channels,

@@ -11,8 +11,17 @@
  *   lock_timeout (55P03) or statement timeout (57014) fails the whole batch at once.
  * - A connection lost before COMMIT fails the batch (nothing stored); a COMMIT whose answer was lost is
  *   an unknown outcome and fails too: both as DatabaseBusy (503; a retried push is idempotent).
+ * - `oneStatement`: `write` is a single statement, so it runs as its own transaction (autocommit): one
+ *   round trip instead of BEGIN, the statement and COMMIT. Its answer arrives only after the implicit
+ *   COMMIT (node-postgres settles a query at ReadyForQuery, which PostgreSQL sends after committing),
+ *   and an error of the COMMIT is the statement's error; the promises still settle after the COMMIT.
+ *   A row lock it takes (a log's head) is held only inside PostgreSQL, never across a round trip.
+ * - `onCommit` runs synchronously after the COMMIT, before the promises settle (this process's own
+ *   record of what it committed, ownCommits.ts).
  * - `afterCommit` runs after the promises settled, on the same connection, before it goes back to the
- *   pool: the place for the NOTIFY doorbell (listener.ts), outside the transaction.
+ *   pool: the place for the NOTIFY doorbell (listener.ts), outside the transaction. The next batch does
+ *   not wait for it (it starts on another connection); while one runs, later batches' after-steps
+ *   coalesce into one more run after it (with the latest batch's items): a doorbell is a hint.
  */
 import type pg from 'pg';
 import type { PostgresLog } from './pool.js';
@@ -22,7 +31,11 @@ export interface GroupCommitOptions<I, R> {
   pool: pg.Pool;
   /** Writes every item of a batch (in order) and returns one result per item, in order. */
   write(client: pg.PoolClient, items: I[]): Promise<R[]>;
-  /** After the COMMIT and the settling of its promises (never awaited by them). */
+  /** `write` is one statement: run it without BEGIN/COMMIT (see the file's comment). */
+  oneStatement?: boolean;
+  /** Synchronously after the COMMIT, before the promises settle. */
+  onCommit?(items: I[], results: R[]): void;
+  /** After the COMMIT and the settling of its promises (awaited by neither them nor the next batch). */
   afterCommit?(client: pg.PoolClient, items: I[], results: R[]): Promise<void>;
   /** Told each COMMIT's duration in ms and the items it carried (metrics). */
   committed?(commitMs: number, items: number): void;
@@ -46,6 +59,9 @@ export class GroupCommit<I, R> {
   #queue: Job<I, R>[] = [];
   #running = false;
   #transactions = 0;
+  /** An after-step is running; `#again` holds the latest batch that committed meanwhile. */
+  #afterRunning = false;
+  #again: { items: I[]; results: R[] } | undefined;
   readonly #options: GroupCommitOptions<I, R>;
 
   constructor(options: GroupCommitOptions<I, R>) {
@@ -89,13 +105,15 @@ export class GroupCommit<I, R> {
       return;
     }
     let broken: unknown;
+    /** The connection was handed to the after-step, which releases it. */
+    let handedOver = false;
     try {
       const items = jobs.map((job) => job.item);
       for (let attempt = 1; ; attempt += 1) {
         try {
           const results = await this.#transaction(client, items);
           jobs.forEach((job, i) => job.resolve(results[i]));
-          await this.#after(client, items, results);
+          handedOver = this.#after(client, items, results);
           return;
         } catch (error) {
           if (error instanceof CommitFailed || isConnectionLost(error)) {
@@ -120,7 +138,7 @@ export class GroupCommit<I, R> {
         try {
           const [result] = await this.#transaction(client, [job.item]);
           job.resolve(result);
-          await this.#after(client, [job.item], [result]);
+          this.#afterLater([job.item], [result]);
         } catch (error) {
           job.reject(storeError(error instanceof CommitFailed ? error.cause : error));
           if (error instanceof CommitFailed || isConnectionLost(error)) {
@@ -133,11 +151,12 @@ export class GroupCommit<I, R> {
         }
       }
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      if (!handedOver) client.release(broken instanceof Error ? broken : undefined);
     }
   }
 
   async #transaction(client: pg.PoolClient, items: I[]): Promise<R[]> {
+    if (this.#options.oneStatement) return this.#autocommit(client, items);
     await client.query('begin');
     let results: R[];
     try {
@@ -154,19 +173,83 @@ export class GroupCommit<I, R> {
     }
     this.#options.committed?.(performance.now() - started, items.length);
     this.#transactions += 1;
+    this.#options.onCommit?.(items, results);
     return results;
   }
 
-  async #after(client: pg.PoolClient, items: I[], results: R[]): Promise<void> {
-    if (!this.#options.afterCommit) return;
+  /**
+   * The write alone, committed by PostgreSQL as it answers. A lost connection is an unknown outcome, as
+   * a lost COMMIT is (CommitFailed); any other error rolled the statement back.
+   */
+  async #autocommit(client: pg.PoolClient, items: I[]): Promise<R[]> {
+    const started = performance.now();
+    let results: R[];
     try {
-      await this.#options.afterCommit(client, items, results);
+      results = await this.#options.write(client, items);
     } catch (error) {
-      this.#options.log.warn(
-        { err: (error as Error).message },
-        'PostgreSQL group commit: the step after COMMIT failed',
-      );
+      throw isConnectionLost(error) ? new CommitFailed(error) : error;
     }
+    this.#options.committed?.(performance.now() - started, items.length);
+    this.#transactions += 1;
+    this.#options.onCommit?.(items, results);
+    return results;
+  }
+
+  /**
+   * Starts the after-step on `client` (which it releases) unless one is running: then this batch's
+   * joins the next run and `client` is not taken (false: the caller releases it).
+   */
+  #after(client: pg.PoolClient, items: I[], results: R[]): boolean {
+    if (!this.#options.afterCommit) return false;
+    if (this.#afterRunning) {
+      this.#again = { items, results };
+      return false;
+    }
+    this.#afterRunning = true;
+    void (async () => {
+      let broken: Error | undefined;
+      try {
+        for (let next: { items: I[]; results: R[] } | undefined = { items, results }; next; ) {
+          this.#again = undefined;
+          try {
+            await this.#options.afterCommit?.(client, next.items, next.results);
+          } catch (error) {
+            if (isConnectionLost(error)) broken = error as Error;
+            this.#options.log.warn(
+              { err: (error as Error).message },
+              'PostgreSQL group commit: the step after COMMIT failed',
+            );
+            if (broken) return;
+          }
+          next = this.#again;
+        }
+      } finally {
+        this.#afterRunning = false;
+        client.release(broken);
+        // Committed while the last run was ending on a broken connection: on a fresh one.
+        if (this.#again) this.#afterLater(this.#again.items, this.#again.results);
+      }
+    })();
+    return true;
+  }
+
+  /** The after-step of a batch whose connection is not free for it: on a connection of its own. */
+  #afterLater(items: I[], results: R[]): void {
+    if (!this.#options.afterCommit) return;
+    if (this.#afterRunning) {
+      this.#again = { items, results };
+      return;
+    }
+    this.#options.pool.connect().then(
+      (client) => {
+        if (!this.#after(client, items, results)) client.release();
+      },
+      (error: unknown) =>
+        this.#options.log.warn(
+          { err: (error as Error).message },
+          'PostgreSQL group commit: no connection for the step after COMMIT',
+        ),
+    );
   }
 }
 

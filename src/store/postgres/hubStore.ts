@@ -15,6 +15,7 @@ import { notifyCommitted } from './listener.js';
 import type { MessageRetention } from './messages.js';
 import { countQueuedMessages, PostgresMessageStore } from './messages.js';
 import { migratePostgres } from './migrate.js';
+import { OwnCommits } from './ownCommits.js';
 import { PostgresPackageLogStore } from './packageLogs.js';
 import { PostgresPendingDeliveries } from './pendingDeliveries.js';
 import { ping, PostgresProcessRegistryStore } from './processes.js';
@@ -36,6 +37,8 @@ export interface PostgresHubStoreOptions {
   log: PostgresLog;
   /** Each group commit's COMMIT duration in ms and how many items it carried (metrics). */
   committed?: (commitMs: number, items?: number) => void;
+  /** Where the group commits record what this process committed (its tail reader skips it; ownCommits.ts). */
+  own?: OwnCommits;
 }
 
 export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
@@ -57,23 +60,25 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     log,
     max: options.poolMax,
   });
-  // The payload is the sending time (epoch ms): the listeners measure the notification's lag with it.
-  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client, String(Date.now()));
+  // The payload is the sending time (epoch ms), for the listeners' lag metrics, and this process's token.
+  const own = options.own ?? new OwnCommits();
+  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client, own.payload());
   return {
-    stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed }),
+    stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed, own }),
     messages: new PostgresMessageStore({
       pool,
       log,
       retention: options.messageRetention,
       announce,
       committed: options.committed,
+      own,
     }),
     subscriptions: new PostgresSubscriptionStore(
       pool,
       options.maxSubscriptionsPerCredential,
       new PostgresPendingDeliveries(pool, log),
     ),
-    packageLogs: new PostgresPackageLogStore(pool, log, announce),
+    packageLogs: new PostgresPackageLogStore(pool, log, announce, own),
     callers: new PostgresCallerStore(pool),
     descriptors: new PostgresDescriptorStore(pool),
     activity: new PostgresActivityStore(pool),

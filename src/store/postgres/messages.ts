@@ -20,6 +20,7 @@ import { GroupCommit } from './groupCommit.js';
 import { addressesOf } from './messageSubscriptions.js';
 import { appendMessages } from './logs.js';
 import type { NewMessage as NewMessageRow } from './logs.js';
+import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 import { transaction } from './transaction.js';
 
@@ -53,6 +54,8 @@ export interface PostgresMessageStoreOptions {
   announce?(client: pg.PoolClient): Promise<void>;
   /** Each group commit's COMMIT duration in ms and its items (metrics). */
   committed?(commitMs: number, items: number): void;
+  /** Where a send batch records the ids it committed (this process's tail reader skips them). */
+  own?: OwnCommits;
 }
 
 export class PostgresMessageStore implements MessageStore {
@@ -65,6 +68,7 @@ export class PostgresMessageStore implements MessageStore {
     this.#pool = options.pool;
     this.#retention = options.retention;
     this.#announce = options.announce ?? (async () => {});
+    const own = options.own;
     this.#sends = new GroupCommit<NewMessage, number>({
       pool: options.pool,
       log: options.log,
@@ -73,6 +77,7 @@ export class PostgresMessageStore implements MessageStore {
         await trim(client, ids[ids.length - 1], this.#retention.count);
         return ids;
       },
+      onCommit: own && ((_, ids) => own.committed('messages', ids[0], ids[ids.length - 1])),
       afterCommit: (client) => this.#announce(client),
       committed: options.committed,
     });

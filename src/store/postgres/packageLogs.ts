@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { LogQuery, PackageLogEntry, PackageLogStore } from '../../hub/ports/packageLogs.js';
 import { GroupCommit } from './groupCommit.js';
 import { appendPackageLogs } from './logs.js';
+import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 import { query, storeError } from './transaction.js';
 
@@ -33,10 +34,12 @@ export class PostgresPackageLogStore implements PackageLogStore {
     private readonly pool: pg.Pool,
     log: PostgresLog,
     announce?: (client: pg.PoolClient) => Promise<void>,
+    own?: OwnCommits,
   ) {
     this.#writes = new GroupCommit({
       pool,
       log,
+      oneStatement: true,
       write: (client, entries) =>
         appendPackageLogs(
           client,
@@ -48,6 +51,7 @@ export class PostgresPackageLogStore implements PackageLogStore {
             logged_ms: e.loggedMs,
           })),
         ),
+      onCommit: own && ((_, ids) => own.committed('package_logs', ids[0], ids[ids.length - 1])),
       afterCommit: announce && ((client) => announce(client)),
     });
   }

@@ -82,6 +82,7 @@ export class PostgresPendingDeliveries {
     this.#consumed = new GroupCommit<Settled, void>({
       pool,
       log,
+      oneStatement: true,
       write: async (client, items) => {
         await client.query({
           name: 'hub_pending_consumed',

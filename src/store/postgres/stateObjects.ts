@@ -19,6 +19,7 @@ import type {
 import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { GroupCommit } from './groupCommit.js';
 import { upsertStateObjects } from './logs.js';
+import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 import { COLUMNS, takeStateObjects } from './stateObjectTake.js';
 import { storeError, transaction } from './transaction.js';
@@ -38,46 +39,61 @@ export interface PostgresStateObjectStoreOptions {
   announce?(client: pg.PoolClient): Promise<void>;
   /** Each group commit's COMMIT duration in ms and its items (metrics). */
   committed?(commitMs: number, items: number): void;
+  /** Where a push batch records the numbers it committed (this process's tail reader skips them). */
+  own?: OwnCommits;
 }
+
+const ignore = () => undefined;
 
 export class PostgresStateObjectStore implements StateObjectStore {
   readonly #pool: pg.Pool;
-  readonly #pushes: GroupCommit<StateObjectWrite, void>;
+  /** One push batch, one statement; each push's result is its number in the log. */
+  readonly #pushes: GroupCommit<StateObjectWrite, number>;
   readonly #announce: (client: pg.PoolClient) => Promise<void>;
 
   constructor(options: PostgresStateObjectStoreOptions) {
     this.#pool = options.pool;
     this.#announce = options.announce ?? (async () => {});
-    this.#pushes = new GroupCommit<StateObjectWrite, void>({
+    const own = options.own;
+    this.#pushes = new GroupCommit<StateObjectWrite, number>({
       pool: options.pool,
       log: options.log,
+      oneStatement: true,
       // The latest write of each object in the batch wins (one row may be written once per statement).
       write: async (client, writes) => {
         const last = new Map<string, number>();
-        writes.forEach((w, i) => last.set(`${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`, i));
-        const rows = writes
-          .filter((w, i) => last.get(`${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`) === i)
-          .map((w) => ({
-            sentinel_name: w.sentinelName,
-            package_name: w.packageName,
-            name: w.name,
-            type: w.type,
-            value: w.value,
-            metadatas: w.metadatas,
-            last_update_ms: w.lastUpdateMs,
-            lifetime_s: w.lifetimeS,
-            expires_at_ms: w.expiresAtMs,
-          }));
-        await upsertStateObjects(client, rows);
-        return writes.map(() => undefined);
+        const keys = writes.map((w) => `${w.sentinelName}\u0000${w.packageName}\u0000${w.name}`);
+        keys.forEach((key, i) => last.set(key, i));
+        const kept = writes.filter((_, i) => last.get(keys[i]) === i);
+        const rows = kept.map((w) => ({
+          sentinel_name: w.sentinelName,
+          package_name: w.packageName,
+          name: w.name,
+          type: w.type,
+          value: w.value,
+          metadatas: w.metadatas,
+          last_update_ms: w.lastUpdateMs,
+          lifetime_s: w.lifetimeS,
+          expires_at_ms: w.expiresAtMs,
+        }));
+        const seqs = await upsertStateObjects(client, rows);
+        // Rows keep the writes' order: the n-th kept write has the n-th number; a write superseded in its
+        // batch gets the number of the one that won.
+        let n = 0;
+        const seqOf = new Map<string, number>();
+        keys.forEach((key, i) => {
+          if (last.get(key) === i) seqOf.set(key, seqs[n++]);
+        });
+        return keys.map((key) => seqOf.get(key) ?? 0);
       },
+      onCommit: own && ((_, seqs) => own.committed('state_objects', Math.min(...seqs), Math.max(...seqs))),
       afterCommit: (client) => this.#announce(client),
       committed: options.committed,
     });
   }
 
   push(write: StateObjectWrite): Promise<void> {
-    return this.#pushes.submit(write);
+    return this.#pushes.submit(write).then(ignore);
   }
 
   async purge(

@@ -11,11 +11,15 @@
  * the last number read. It starts at the heads when it starts: what came before is not news to waiters
  * registered after.
  *
+ * With `own` (ownCommits.ts), what this process committed itself is not read back: its own doorbell
+ * (`ownHint`) moves the cursors over its recorded ranges, and reads only when a range lies above a gap.
+ *
  * A read that fails (the database unreachable) is logged and retried at the next hint, timer or
  * reconnection; the cursors stay where they were.
  */
 import type { LogName, Queryable } from './logs.js';
 import { logHeads } from './logs.js';
+import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 
 /** What changed in the StateObject log: the object's identity and state, not its value. */
@@ -58,7 +62,11 @@ export interface TailReaderOptions {
   /** Rows per statement; a full page reads again at once. Default 1,000. */
   pageSize?: number;
   log: PostgresLog;
+  /** This process's own commits: not read back (see the file's comment). */
+  own?: OwnCommits;
 }
+
+const LOGS: LogName[] = ['state_objects', 'messages', 'package_logs'];
 
 const READS: Record<LogName, string> = {
   state_objects: `select seq, sentinel_name, package_name, name, type, is_deleted, expires_at_ms
@@ -120,6 +128,31 @@ export class TailReader {
     return this.#reading;
   }
 
+  /**
+   * This process's own doorbell: its cursors move over what it committed itself; a read only if
+   * something it did not record lies below. A read under way moves them at its end (what another
+   * process committed after its snapshot rings a doorbell of its own).
+   */
+  ownHint(): Promise<void> {
+    if (this.#reading) return this.#reading;
+    if (!this.#cursors || this.#skipOwn()) return this.hint();
+    return Promise.resolve();
+  }
+
+  /** The cursors moved over this process's own ranges right above them; true if a gap is left. */
+  #skipOwn(): boolean {
+    const { own } = this.#options;
+    const cursors = this.#cursors;
+    if (!own || !cursors) return false;
+    let gap = false;
+    for (const log of LOGS) {
+      const skipped = own.skip(log, cursors[log]);
+      cursors[log] = skipped.cursor;
+      gap ||= skipped.gap;
+    }
+    return gap;
+  }
+
   async #readAll(): Promise<void> {
     if (!this.#cursors) {
       try {
@@ -138,6 +171,7 @@ export class TailReader {
       await this.#readLog('messages', (rows) => handlers.messages(rows as unknown as SentMessageKey[]));
       await this.#readLog('package_logs', (rows) => handlers.packageLogs(rows as unknown as PackageLogKey[]));
       this.#reads += 1;
+      this.#skipOwn();
     } catch (error) {
       this.#options.log.warn(
         { err: (error as Error).message },
