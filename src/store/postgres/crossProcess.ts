@@ -16,6 +16,7 @@ import type { PostgresConnectionOptions } from './pool.js';
 import { createPool } from './pool.js';
 import type { NotificationHandler } from './listener.js';
 import type { OwnCommits } from './ownCommits.js';
+import { doorbell } from './ownCommits.js';
 import { HUB_CHANNEL, PostgresListener } from './listener.js';
 import { TailReader } from './tailReader.js';
 import { PostgresPollsElsewhere } from './pollsElsewhere.js';
@@ -98,12 +99,12 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     ...options,
     channels: {
       [HUB_CHANNEL]: (payload) => {
-        const sentMs = Number(payload.split(' ')[0]);
+        const { sentMs, log } = doorbell(payload);
         if (options.lags && sentMs > 0) options.lags.notification(Date.now() - sentMs);
         // This process's own commits: nothing to read back (its polls were woken at the COMMIT).
         if (options.own?.isOwn(payload)) return void tail.ownHint();
-        if (!options.lags || !(sentMs > 0)) return void tail.hint();
-        void tail.hint().then(() => options.lags?.tailRead(Date.now() - sentMs));
+        const read = tail.hint(log ? [log] : undefined);
+        if (options.lags && sentMs > 0) void read.then(() => options.lags?.tailRead(Date.now() - sentMs));
       },
       ...polls.channels,
     },

@@ -209,7 +209,7 @@ export class GroupCommit<I, R> {
     void (async () => {
       let broken: Error | undefined;
       try {
-        for (let next: { items: I[]; results: R[] } | undefined = { items, results }; next; ) {
+        for (let next: { items: I[]; results: R[] } | undefined = { items, results }; next;) {
           this.#again = undefined;
           try {
             await this.#options.afterCommit?.(client, next.items, next.results);

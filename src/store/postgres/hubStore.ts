@@ -14,6 +14,7 @@ import { PostgresHubSettingStore } from './hubSettings.js';
 import { notifyCommitted } from './listener.js';
 import type { MessageRetention } from './messages.js';
 import { countQueuedMessages, PostgresMessageStore } from './messages.js';
+import type { LogName } from './logs.js';
 import { migratePostgres } from './migrate.js';
 import { OwnCommits } from './ownCommits.js';
 import { PostgresPackageLogStore } from './packageLogs.js';
@@ -60,16 +61,23 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     log,
     max: options.poolMax,
   });
-  // The payload is the sending time (epoch ms), for the listeners' lag metrics, and this process's token.
+  // The payload is the sending time (epoch ms), for the listeners' lag metrics, this process's token and the log.
   const own = options.own ?? new OwnCommits();
-  const announce = (client: Parameters<typeof notifyCommitted>[0]) => notifyCommitted(client, own.payload());
+  const announce = (to: LogName) => (client: Parameters<typeof notifyCommitted>[0]) =>
+    notifyCommitted(client, own.payload(to));
   return {
-    stateObjects: new PostgresStateObjectStore({ pool, log, announce, committed: options.committed, own }),
+    stateObjects: new PostgresStateObjectStore({
+      pool,
+      log,
+      announce: announce('state_objects'),
+      committed: options.committed,
+      own,
+    }),
     messages: new PostgresMessageStore({
       pool,
       log,
       retention: options.messageRetention,
-      announce,
+      announce: announce('messages'),
       committed: options.committed,
       own,
     }),
@@ -78,7 +86,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
       options.maxSubscriptionsPerCredential,
       new PostgresPendingDeliveries(pool, log),
     ),
-    packageLogs: new PostgresPackageLogStore(pool, log, announce, own),
+    packageLogs: new PostgresPackageLogStore(pool, log, announce('package_logs'), own),
     callers: new PostgresCallerStore(pool),
     descriptors: new PostgresDescriptorStore(pool),
     activity: new PostgresActivityStore(pool),

@@ -21,6 +21,8 @@ import type { MessagesTable, PackageLogsTable, StateObjectsTable } from './schem
 
 export type LogName = 'state_objects' | 'messages' | 'package_logs';
 
+export const LOG_NAMES: readonly LogName[] = ['state_objects', 'messages', 'package_logs'];
+
 /** A connection, a pool or a transaction's client: anything that runs a query. */
 export interface Queryable {
   query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>>;

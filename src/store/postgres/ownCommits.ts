@@ -12,23 +12,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LogName } from './logs.js';
+import { LOG_NAMES } from './logs.js';
 
 /** Ranges kept per log at most: past it (a gap nobody reads), the oldest go and are read back instead. */
 const MAX_RANGES = 10_000;
 
 export class OwnCommits {
-  /** In every doorbell this process rings: `<sent epoch ms> <token>`. */
+  /** In every doorbell this process rings: `<sent epoch ms> <token> <log>`. */
   readonly #token = randomUUID();
   readonly #ranges: Record<LogName, [number, number][]> = { state_objects: [], messages: [], package_logs: [] };
 
-  /** The doorbell's payload: its sending time (for the lag metrics) and this process's token. */
-  payload(): string {
-    return `${Date.now()} ${this.#token}`;
+  /** The doorbell of a commit to `log`: its sending time (for the lag metrics), this process's token, the log. */
+  payload(log: LogName): string {
+    return `${Date.now()} ${this.#token} ${log}`;
   }
 
   /** Whether a doorbell's payload is one this process rang. */
   isOwn(payload: string): boolean {
-    return payload.endsWith(` ${this.#token}`);
+    return payload.includes(` ${this.#token} `);
   }
 
   /** This process committed `first`…`last` of `log` (consecutive numbers). */
@@ -57,4 +58,10 @@ export class OwnCommits {
     ranges.splice(0, i);
     return { cursor: at, gap: ranges.length > 0 };
   }
+}
+
+/** A doorbell's parts (ownCommits.payload): its sending time (NaN if none) and the log it names, if it names one. */
+export function doorbell(payload: string): { sentMs: number; log: LogName | undefined } {
+  const [ms, , log] = payload.split(' ');
+  return { sentMs: Number(ms), log: LOG_NAMES.find((name) => name === log) };
 }

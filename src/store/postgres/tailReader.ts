@@ -4,7 +4,7 @@
  * a poll still reads its answer from the committed rows, so a duplicate or spurious hand-over costs an
  * empty read, never a wrong answer).
  *
- * It reads on every hint (a notification), on a fallback timer (a lost notification, a listener that
+ * It reads on every hint (a notification: the log it names, or every log), on a fallback timer (a lost notification, a listener that
  * stopped hearing), and after every (re)connection of the listener (`PostgresListener.onReady`: what
  * was committed while it was down). Reads never overlap: a hint during a read makes one more read after
  * it. Log numbers are gap-free in commit order (logs.ts), so `> cursor` never skips: the cursor moves to
@@ -18,7 +18,7 @@
  * reconnection; the cursors stay where they were.
  */
 import type { LogName, Queryable } from './logs.js';
-import { logHeads } from './logs.js';
+import { LOG_NAMES, logHeads } from './logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 
@@ -66,7 +66,7 @@ export interface TailReaderOptions {
   own?: OwnCommits;
 }
 
-const LOGS: LogName[] = ['state_objects', 'messages', 'package_logs'];
+const LOGS = LOG_NAMES;
 
 const READS: Record<LogName, string> = {
   state_objects: `select seq, sentinel_name, package_name, name, type, is_deleted, expires_at_ms
@@ -78,7 +78,8 @@ const READS: Record<LogName, string> = {
 export class TailReader {
   #cursors: Record<LogName, number> | undefined;
   #reading: Promise<void> | undefined;
-  #again = false;
+  /** The logs a hint asked for since the current read took its list. */
+  readonly #pending = new Set<LogName>();
   #timer: NodeJS.Timeout | undefined;
   #reads = 0;
   readonly #options: TailReaderOptions;
@@ -104,23 +105,25 @@ export class TailReader {
     return this.#cursors && { ...this.#cursors };
   }
 
-  /** Reads completed (each reads every log once or more): a metric. */
+  /** Reads completed (each reads the logs asked for once or more): a metric. */
   get reads(): number {
     return this.#reads;
   }
 
-  /** Something may have been committed: read (now, or once more after the read in progress). */
-  hint(): Promise<void> {
-    if (this.#reading) {
-      this.#again = true;
-      return this.#reading;
-    }
+  /**
+   * Something may have been committed to `logs` (by default any): read them (now, or once more after
+   * the read in progress). A doorbell names the log its commit wrote to.
+   */
+  hint(logs: readonly LogName[] = LOGS): Promise<void> {
+    for (const log of logs) this.#pending.add(log);
+    if (this.#reading) return this.#reading;
     this.#reading = (async () => {
       try {
-        do {
-          this.#again = false;
-          await this.#readAll();
-        } while (this.#again);
+        while (this.#pending.size > 0) {
+          const asked = LOGS.filter((log) => this.#pending.has(log));
+          this.#pending.clear();
+          await this.#readAll(asked);
+        }
       } finally {
         this.#reading = undefined;
       }
@@ -153,7 +156,7 @@ export class TailReader {
     return gap;
   }
 
-  async #readAll(): Promise<void> {
+  async #readAll(logs: readonly LogName[]): Promise<void> {
     if (!this.#cursors) {
       try {
         this.#cursors = await logHeads(this.#options.db);
@@ -167,9 +170,14 @@ export class TailReader {
     }
     const { handlers } = this.#options;
     try {
-      await this.#readLog('state_objects', (rows) => handlers.stateObjects(rows as unknown as ChangedStateObjectKey[]));
-      await this.#readLog('messages', (rows) => handlers.messages(rows as unknown as SentMessageKey[]));
-      await this.#readLog('package_logs', (rows) => handlers.packageLogs(rows as unknown as PackageLogKey[]));
+      if (logs.includes('state_objects'))
+        await this.#readLog('state_objects', (rows) =>
+          handlers.stateObjects(rows as unknown as ChangedStateObjectKey[]),
+        );
+      if (logs.includes('messages'))
+        await this.#readLog('messages', (rows) => handlers.messages(rows as unknown as SentMessageKey[]));
+      if (logs.includes('package_logs'))
+        await this.#readLog('package_logs', (rows) => handlers.packageLogs(rows as unknown as PackageLogKey[]));
       this.#reads += 1;
       this.#skipOwn();
     } catch (error) {

@@ -1,0 +1,160 @@
+/**
+ * The PostgreSQL push path's shortcuts (issue 22, push throughput) on the machine's PostgreSQL: a
+ * process's tail reader does not read back what the process committed itself (ownCommits.ts), yet never
+ * skips what another process committed; a one-statement group commit still settles after its COMMIT; the
+ * doorbell after a COMMIT does not hold up the next batch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createPool, openPostgres } from '../src/store/postgres/pool.js';
+import type { PostgresLog } from '../src/store/postgres/pool.js';
+import { migratePostgres } from '../src/store/postgres/migrate.js';
+import { upsertStateObjects } from '../src/store/postgres/logs.js';
+import type { NewStateObject } from '../src/store/postgres/logs.js';
+import { GroupCommit } from '../src/store/postgres/groupCommit.js';
+import { doorbell, OwnCommits } from '../src/store/postgres/ownCommits.js';
+import { TailReader } from '../src/store/postgres/tailReader.js';
+import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import type { TestDatabase } from './support/postgres.js';
+
+const server = await postgresServer();
+
+const object = (name: string, value = '1'): NewStateObject => ({
+  sentinel_name: 'S',
+  package_name: 'P',
+  name,
+  type: 'System.Int32',
+  value,
+  metadatas: '{}',
+  last_update_ms: 1,
+  lifetime_s: 0,
+  expires_at_ms: null,
+});
+
+describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group commits', () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let admin: pg.Pool;
+  const log: PostgresLog = { warn: () => {} };
+
+  beforeAll(async () => {
+    database = await testDatabase(server);
+    const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
+    await migratePostgres(db).finally(() => db.destroy());
+    pool = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log });
+    admin = testPool(database.url);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await admin?.end();
+    await database?.drop();
+  });
+
+  /** A tail reader with `own`, recording the names it is handed. */
+  async function reader(own: OwnCommits) {
+    const handed: string[] = [];
+    const tail = new TailReader({
+      db: pool,
+      log,
+      own,
+      fallbackMs: 3_600_000,
+      handlers: {
+        stateObjects: (rows) => handed.push(...rows.map((r) => r.name)),
+        messages: () => {},
+        packageLogs: () => {},
+      },
+    });
+    await tail.start();
+    return { tail, handed };
+  }
+
+  /** Commits `names` in one statement; `own` records them as this process's. */
+  async function commit(names: string[], own?: OwnCommits): Promise<number[]> {
+    const seqs = await upsertStateObjects(
+      pool,
+      names.map((n) => object(n)),
+    );
+    own?.committed('state_objects', seqs[0], seqs[seqs.length - 1]);
+    return seqs;
+  }
+
+  it("its own doorbell moves the cursor over what the process committed, without reading; another process's commit below is read, with the process's own rows after it", async () => {
+    const own = new OwnCommits();
+    const { tail, handed } = await reader(own);
+    const [, last] = await commit(['A1', 'A2'], own);
+    await tail.ownHint();
+    expect(handed).toEqual([]);
+    expect(tail.cursors?.state_objects).toBe(last);
+    expect(tail.reads).toBe(0);
+    // Another process commits (nothing recorded), then this one: the gap is read, never skipped.
+    await commit(['B1']);
+    await commit(['A3'], own);
+    await tail.ownHint();
+    expect(handed).toEqual(['B1', 'A3']);
+    // A hint naming the log reads it; what was read is not read again.
+    await commit(['B2']);
+    await tail.hint(['state_objects']);
+    expect(handed).toEqual(['B1', 'A3', 'B2']);
+    await tail.stop();
+  });
+
+  it('a doorbell names its process and its log', () => {
+    const own = new OwnCommits();
+    const payload = own.payload('messages');
+    expect(own.isOwn(payload)).toBe(true);
+    expect(new OwnCommits().isOwn(payload)).toBe(false);
+    expect(doorbell(payload)).toEqual({ sentMs: expect.any(Number), log: 'messages' });
+    expect(doorbell('12')).toEqual({ sentMs: 12, log: undefined });
+  });
+
+  it('a one-statement group commit settles each promise after its COMMIT (another connection sees the row then); a failing item rejects alone', async () => {
+    const group = new GroupCommit<NewStateObject, number>({
+      pool,
+      log,
+      oneStatement: true,
+      write: (client, items) => upsertStateObjects(client, items),
+    });
+    const visible = await Promise.all(
+      ['C1', 'C2', 'C3'].map((name) =>
+        group.submit(object(name)).then(async (seq) => {
+          const { rows } = await admin.query('select 1 from state_objects where seq = $1 and name = $2', [seq, name]);
+          return rows.length === 1;
+        }),
+      ),
+    );
+    expect(visible).toEqual([true, true, true]);
+    expect(group.transactions).toBe(1);
+    const outcomes = await Promise.allSettled([
+      group.submit(object('D1')),
+      group.submit({ ...object('D2'), value: null as unknown as string }), // violates not null
+      group.submit(object('D3')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('the step after a COMMIT (the doorbell) does not hold up the next batch; steps of batches committed meanwhile run once after it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const after: number[][] = [];
+    const group = new GroupCommit<NewStateObject, number>({
+      pool,
+      log,
+      oneStatement: true,
+      write: (client, items) => upsertStateObjects(client, items),
+      afterCommit: async (_client, _items, seqs) => {
+        after.push(seqs);
+        if (after.length === 1) await held;
+      },
+    });
+    await group.submit(object('E1'));
+    // The first doorbell is still ringing: later batches commit all the same.
+    await group.submit(object('E2'));
+    const third = await group.submit(object('E3'));
+    expect(group.transactions).toBe(3);
+    release();
+    while (after.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    // E2's and E3's steps coalesced into one run, with the latest batch's results.
+    expect(after.map((s) => s.length)).toEqual([1, 1]);
+    expect(after[1]).toEqual([third]);
+  });
+});
