@@ -70,17 +70,18 @@ export async function appendMessages(client: Queryable, rows: readonly NewMessag
 }
 
 const UPSERT_STATE_OBJECTS = `
-  with h as (update log_heads set seq = seq + $1 where log = 'state_objects' returning seq)
-  insert into state_objects (sentinel_name, package_name, name, type, value, metadatas, last_update_ms, lifetime_s,
-                             expires_at_ms, expiry_announced, seq, is_deleted)
-  select k.s, k.p, k.n, k.t, k.v, k.m, k.ms, k.l, k.e, false, h.seq - $1 + k.ord, false
-  from h, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])
-       with ordinality as k(s, p, n, t, v, m, ms, l, e, ord)
-  on conflict (sentinel_name, package_name, name) do update set
-    type = excluded.type, value = excluded.value, metadatas = excluded.metadatas, last_update_ms = excluded.last_update_ms,
-    lifetime_s = excluded.lifetime_s, expires_at_ms = excluded.expires_at_ms, expiry_announced = false,
-    seq = excluded.seq, is_deleted = false
-  returning seq`;
+  with h as (update log_heads set seq = seq + $1 where log = 'state_objects' returning seq),
+  w as (
+    insert into state_objects (sentinel_name, package_name, name, type, value, metadatas, last_update_ms, lifetime_s,
+                               expires_at_ms, expiry_announced, seq, is_deleted)
+    select k.s, k.p, k.n, k.t, k.v, k.m, k.ms, k.l, k.e, false, h.seq - $1 + k.ord, false
+    from h, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[])
+         with ordinality as k(s, p, n, t, v, m, ms, l, e, ord)
+    on conflict (sentinel_name, package_name, name) do update set
+      type = excluded.type, value = excluded.value, metadatas = excluded.metadatas, last_update_ms = excluded.last_update_ms,
+      lifetime_s = excluded.lifetime_s, expires_at_ms = excluded.expires_at_ms, expiry_announced = false,
+      seq = excluded.seq, is_deleted = false)
+  select seq - $1 + 1 as first from h`;
 
 /**
  * Pushes StateObjects (insert or replace), each taking the next number of the StateObject log in the
@@ -89,7 +90,8 @@ const UPSERT_STATE_OBJECTS = `
  */
 export async function upsertStateObjects(client: Queryable, rows: readonly NewStateObject[]): Promise<number[]> {
   if (rows.length === 0) return [];
-  const result = await client.query<{ seq: number }>({
+  // One row back (the first number), not one per object: the rows took the numbers that follow it in order.
+  const result = await client.query<{ first: number }>({
     name: 'hub_upsert_state_objects',
     text: UPSERT_STATE_OBJECTS,
     values: [
@@ -105,7 +107,7 @@ export async function upsertStateObjects(client: Queryable, rows: readonly NewSt
       column(rows, 'expires_at_ms'),
     ],
   });
-  const first = Math.min(...result.rows.map((r) => r.seq));
+  const first = result.rows[0].first;
   return rows.map((_, i) => first + i);
 }
 
