@@ -2,7 +2,8 @@
  * The PostgreSQL engine (issue 22): migrates the database (safe with several processes starting at
  * once), then builds one implementation of each port of src/hub/ports over one pool of connections
  * named `hub:<pid>:store`. Every write that changes a log rings the doorbell after its COMMIT (NOTIFY
- * `hub`, listener.ts, its payload the time it was sent), for the other processes' tail readers.
+ * `hub`, listener.ts; its payload the time it was sent, this process's token and the log: ownCommits.ts),
+ * for the other processes' tail readers.
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { PostgresActivityStore } from './activity.js';
