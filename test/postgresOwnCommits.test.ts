@@ -16,6 +16,7 @@ import { doorbell, OwnCommits } from '../src/store/postgres/ownCommits.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 
@@ -152,7 +153,7 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
     const third = await group.submit(object('E3'));
     expect(group.transactions).toBe(3);
     release();
-    while (after.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => after.length === 2);
     // E2's and E3's steps coalesced into one run, with the latest batch's results.
     expect(after.map((s) => s.length)).toEqual([1, 1]);
     expect(after[1]).toEqual([third]);
