@@ -1,7 +1,10 @@
 /**
  * The PostgreSQL engine (issue 22): migrates the database (safe with several processes starting at
- * once), then builds one implementation of each port of src/hub/ports over one pool of connections
- * named `hub:<pid>:store`. Every write that changes a log rings the doorbell after its COMMIT (NOTIFY
+ * once), then builds one implementation of each port of src/hub/ports over two pools: `hub:<pid>:write`
+ * (WRITE_CONNECTIONS) for the group commits (pushes, sends, WriteLog, settled deliveries), their
+ * doorbells and the readiness probe, and `hub:<pid>:store` (HUB_PG_POOL_MAX) for everything else, the
+ * polls' takes above all. A write is acknowledged after a round trip on a connection of its own kind,
+ * never behind a herd of polls re-sent at once (after PostgreSQL restarts, hundreds per process). Every write that changes a log rings the doorbell after its COMMIT (NOTIFY
  * `hub`, listener.ts; its payload the time it was sent, this process's token and the log: ownCommits.ts),
  * for the other processes' tail readers.
  */
@@ -43,6 +46,12 @@ export interface PostgresHubStoreOptions {
   own?: OwnCommits;
 }
 
+/**
+ * The write pool's connections: the four group commits' batches (one at a time each), their doorbells
+ * sharing what is free, and the readiness probe.
+ */
+const WRITE_CONNECTIONS = 4;
+
 export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
   const { log } = options;
   const { db } = openPostgres({
@@ -54,14 +63,9 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     max: 1,
   });
   await migratePostgres(db).finally(() => db.destroy());
-  const pool = createPool({
-    url: options.url,
-    role: 'store',
-    sync: options.sync,
-    lockWaitMs: options.lockWaitMs,
-    log,
-    max: options.poolMax,
-  });
+  const connection = { url: options.url, sync: options.sync, lockWaitMs: options.lockWaitMs, log };
+  const pool = createPool({ ...connection, role: 'store', max: options.poolMax });
+  const writes = createPool({ ...connection, role: 'write', max: WRITE_CONNECTIONS });
   // The payload is the sending time (epoch ms), for the listeners' lag metrics, this process's token and the log.
   const own = options.own ?? new OwnCommits();
   const announce = (to: LogName) => (client: Parameters<typeof notifyCommitted>[0]) =>
@@ -69,6 +73,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
   return {
     stateObjects: new PostgresStateObjectStore({
       pool,
+      writes,
       log,
       announce: announce('state_objects'),
       committed: options.committed,
@@ -76,6 +81,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     }),
     messages: new PostgresMessageStore({
       pool,
+      writes,
       log,
       retention: options.messageRetention,
       announce: announce('messages'),
@@ -85,9 +91,9 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
     subscriptions: new PostgresSubscriptionStore(
       pool,
       options.maxSubscriptionsPerCredential,
-      new PostgresPendingDeliveries(pool, log),
+      new PostgresPendingDeliveries(pool, log, writes),
     ),
-    packageLogs: new PostgresPackageLogStore(pool, log, announce('package_logs'), own),
+    packageLogs: new PostgresPackageLogStore(pool, log, announce('package_logs'), own, writes),
     callers: new PostgresCallerStore(pool),
     descriptors: new PostgresDescriptorStore(pool),
     activity: new PostgresActivityStore(pool),
@@ -102,7 +108,7 @@ export async function openPostgresHubStore(options: PostgresHubStoreOptions): Pr
       queuedMessages: await countQueuedMessages(pool),
       stateObjects: await countStateObjects(pool),
     }),
-    ping: (timeoutMs) => ping(pool, timeoutMs),
-    close: () => pool.end(),
+    ping: (timeoutMs) => ping(writes, timeoutMs),
+    close: () => Promise.all([pool.end(), writes.end()]).then(() => undefined),
   };
 }

@@ -49,6 +49,8 @@ const rowOf = (m: NewMessage): NewMessageRow => ({
 
 export interface PostgresMessageStoreOptions {
   pool: pg.Pool;
+  /** The pool of its group commit (this process's write connections, hubStore.ts); default `pool`. */
+  writes?: pg.Pool;
   log: PostgresLog;
   retention: MessageRetention;
   announce?(client: pg.PoolClient): Promise<void>;
@@ -70,7 +72,7 @@ export class PostgresMessageStore implements MessageStore {
     this.#announce = options.announce ?? (async () => {});
     const own = options.own;
     this.#sends = new GroupCommit<NewMessage, number>({
-      pool: options.pool,
+      pool: options.writes ?? options.pool,
       log: options.log,
       write: async (client, messages) => {
         const ids = await appendMessages(client, messages.map(rowOf));

@@ -35,9 +35,11 @@ export class PostgresPackageLogStore implements PackageLogStore {
     log: PostgresLog,
     announce?: (client: pg.PoolClient) => Promise<void>,
     own?: OwnCommits,
+    /** The pool of its group commit (this process's write connections); default `pool`. */
+    writes: pg.Pool = pool,
   ) {
     this.#writes = new GroupCommit({
-      pool,
+      pool: writes,
       log,
       oneStatement: true,
       write: (client, entries) =>

@@ -77,10 +77,11 @@ export class PostgresPendingDeliveries {
   readonly #pool: pg.Pool;
   readonly #consumed: GroupCommit<Settled, void>;
 
-  constructor(pool: pg.Pool, log: PostgresLog) {
+  /** `writes`: the pool of its group commit (this process's write connections); default `pool`. */
+  constructor(pool: pg.Pool, log: PostgresLog, writes: pg.Pool = pool) {
     this.#pool = pool;
     this.#consumed = new GroupCommit<Settled, void>({
-      pool,
+      pool: writes,
       log,
       oneStatement: true,
       write: async (client, items) => {

@@ -34,6 +34,8 @@ export const toLike = (pattern: string) => pattern.replace(/[\\%_]/g, (c) => `\\
 
 export interface PostgresStateObjectStoreOptions {
   pool: pg.Pool;
+  /** The pool of its group commit (this process's write connections, hubStore.ts); default `pool`. */
+  writes?: pg.Pool;
   log: PostgresLog;
   /** Rings the other processes after a commit that changed the log (listener.ts, notifyCommitted). */
   announce?(client: pg.PoolClient): Promise<void>;
@@ -56,7 +58,7 @@ export class PostgresStateObjectStore implements StateObjectStore {
     this.#announce = options.announce ?? (async () => {});
     const own = options.own;
     this.#pushes = new GroupCommit<StateObjectWrite, number>({
-      pool: options.pool,
+      pool: options.writes ?? options.pool,
       log: options.log,
       oneStatement: true,
       // The latest write of each object in the batch wins (one row may be written once per statement).
