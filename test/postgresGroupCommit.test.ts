@@ -4,37 +4,28 @@
  * that rejects alone, a deadlock retried, and the doorbell rung after the COMMIT.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { createPool, openPostgres } from '../src/store/postgres/pool.js';
+import type pg from 'pg';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { appendMessages } from '../src/store/postgres/logs.js';
 import type { NewMessage } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { notifyCommitted } from '../src/store/postgres/listener.js';
-import { messageRow, postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
-import type { TestDatabase } from './support/postgres.js';
+import { messageRow, migratedDatabase, postgresServer, testClient } from './support/postgres.js';
+import type { MigratedDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
 
 describe.skipIf(!server.available)('PostgreSQL group commit', () => {
-  let database: TestDatabase;
+  let migrated: MigratedDatabase;
   let pool: pg.Pool;
   let admin: pg.Pool;
-  const log: PostgresLog = { warn: () => {} };
+  let log: PostgresLog;
 
   beforeAll(async () => {
-    database = await testDatabase(server);
-    const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
-    await migratePostgres(db).finally(() => db.destroy());
-    pool = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log });
-    admin = testPool(database.url);
+    migrated = await migratedDatabase(server);
+    ({ pool, admin, log } = migrated);
   });
-  afterAll(async () => {
-    await pool?.end();
-    await admin?.end();
-    await database?.drop();
-  });
+  afterAll(() => migrated?.drop());
 
   const messages = () =>
     new GroupCommit<NewMessage, number>({ pool, log, write: (client, items) => appendMessages(client, items) });
@@ -130,7 +121,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
   });
 
   it('rings the doorbell after the COMMIT, on its connection, outside the transaction', async () => {
-    const listener = testClient(database.url);
+    const listener = testClient(migrated.database.url);
     await listener.connect();
     const heard: { payload: string; visible: boolean }[] = [];
     const hearing = new Promise<void>((resolve) => {

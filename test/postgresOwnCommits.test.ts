@@ -5,17 +5,15 @@
  * doorbell after a COMMIT does not hold up the next batch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { createPool, openPostgres } from '../src/store/postgres/pool.js';
+import type pg from 'pg';
 import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { upsertStateObjects } from '../src/store/postgres/logs.js';
 import type { NewStateObject } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { doorbell, OwnCommits } from '../src/store/postgres/ownCommits.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
-import { postgresServer, testDatabase, testPool } from './support/postgres.js';
-import type { TestDatabase } from './support/postgres.js';
+import { migratedDatabase, postgresServer } from './support/postgres.js';
+import type { MigratedDatabase } from './support/postgres.js';
 import { until } from './support/until.js';
 
 const server = await postgresServer();
@@ -33,23 +31,16 @@ const object = (name: string, value = '1'): NewStateObject => ({
 });
 
 describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group commits', () => {
-  let database: TestDatabase;
+  let migrated: MigratedDatabase;
   let pool: pg.Pool;
   let admin: pg.Pool;
-  const log: PostgresLog = { warn: () => {} };
+  let log: PostgresLog;
 
   beforeAll(async () => {
-    database = await testDatabase(server);
-    const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
-    await migratePostgres(db).finally(() => db.destroy());
-    pool = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log });
-    admin = testPool(database.url);
+    migrated = await migratedDatabase(server);
+    ({ pool, admin, log } = migrated);
   });
-  afterAll(async () => {
-    await pool?.end();
-    await admin?.end();
-    await database?.drop();
-  });
+  afterAll(() => migrated?.drop());
 
   /** A tail reader with `own`, recording the names it is handed. */
   async function reader(own: OwnCommits) {

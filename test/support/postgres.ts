@@ -18,7 +18,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { NewMessage } from '../../src/store/postgres/logs.js';
-import { numberTypes } from '../../src/store/postgres/pool.js';
+import { migratePostgres } from '../../src/store/postgres/migrate.js';
+import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
+import type { PostgresLog } from '../../src/store/postgres/pool.js';
 
 const run = promisify(execFile);
 
@@ -129,6 +131,36 @@ export function testClient(url: string): pg.Client {
   const client = new pg.Client({ connectionString: url, types: numberTypes });
   client.on('error', () => {});
   return client;
+}
+
+/** A fresh database migrated to the hub's schema, a hub pool of role `writer` on it and a testPool. */
+export interface MigratedDatabase {
+  database: TestDatabase;
+  pool: pg.Pool;
+  admin: pg.Pool;
+  log: PostgresLog;
+  /** Ends both pools and drops the database. */
+  drop(): Promise<void>;
+}
+
+export async function migratedDatabase(server: PostgresServer): Promise<MigratedDatabase> {
+  const log: PostgresLog = { warn: () => {} };
+  const database = await testDatabase(server);
+  const { db } = openPostgres({ url: database.url, role: 'migrate', sync: 'full', lockWaitMs: 10_000, log });
+  await migratePostgres(db).finally(() => db.destroy());
+  const pool = createPool({ url: database.url, role: 'writer', sync: 'full', lockWaitMs: 10_000, log });
+  const admin = testPool(database.url);
+  return {
+    database,
+    pool,
+    admin,
+    log,
+    drop: async () => {
+      await pool.end();
+      await admin.end();
+      await database.drop();
+    },
+  };
 }
 
 // ---- throwaway clusters ----
