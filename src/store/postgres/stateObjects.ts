@@ -4,7 +4,8 @@
  * commit order and a filter's cursor (`read_seq`) never passes a change not yet committed. Writers of
  * the log take the head first, then rows: pushes in one statement (group commit), purges and expiries
  * by locking the head, then writing. A poll's take reads each filter above its cursor, up to the head
- * of its snapshot (repeatable read), and moves the cursors in the same transaction.
+ * of its snapshot (repeatable read), and moves the cursors in the same transaction (the common case in
+ * one round trip: stateObjectTakeOnce.ts).
  */
 import type pg from 'pg';
 import type { ClientSignal } from '../../hub/clientSignal.js';
@@ -22,6 +23,7 @@ import { upsertStateObjects } from './logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 import { COLUMNS, takeStateObjects } from './stateObjectTake.js';
+import { takeInOneTrip } from './stateObjectTakeOnce.js';
 import { storeError, transaction } from './transaction.js';
 
 /** The lowest cursor, counting where a pending delivery may read again from. */
@@ -168,7 +170,15 @@ export class PostgresStateObjectStore implements StateObjectStore {
    * `limit` changed objects, 0 = all, each with its latest value), and moves its cursors past them.
    * Rejects with ClientGone, rolling back, when `abort` fired meanwhile.
    */
-  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]> {
+  async take(
+    subscription: string,
+    limit: number,
+    abort: ClientSignal,
+    claim?: DeliveryClaim,
+  ): Promise<TakenStateObject[]> {
+    // The common case in one round trip (stateObjectTakeOnce.ts); the rest as before.
+    const once = await takeInOneTrip(this.#pool, subscription, limit, abort, claim);
+    if (once) return once;
     return transaction(this.#pool, (client) => takeStateObjects(client, subscription, limit, abort, claim), {
       isolation: 'repeatable read',
     });

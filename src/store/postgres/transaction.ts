@@ -37,11 +37,50 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
 }
 
-export async function transaction<T>(
+export function transaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
+  return attempts(pool, async (client) => {
+    await client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
+    return rolledBackOnFailure(client, async () => {
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    });
+  });
+}
+
+/**
+ * A transaction sent as one query string (the simple protocol: one round trip), `text` written for the
+ * connection it runs on (its own BEGIN and COMMIT, values as literals: client.escapeLiteral); its
+ * statements' results in order. Retried and sorted as transaction().
+ */
+export function transactionInOneTrip(
+  pool: pg.Pool,
+  text: (client: pg.PoolClient) => Promise<string>,
+): Promise<pg.QueryResult[]> {
+  return attempts(pool, async (client) => {
+    const sql = await text(client);
+    return rolledBackOnFailure(client, async () => {
+      const results = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(results) ? results : [results];
+    });
+  });
+}
+
+async function rolledBackOnFailure<T>(client: pg.PoolClient, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!isConnectionLost(error)) await client.query('rollback').catch(() => {});
+    throw error;
+  }
+}
+
+/** Runs `run` on a pooled connection, again on a deadlock or serialization failure; errors sorted (storeError). */
+async function attempts<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     let client: pg.PoolClient;
     try {
@@ -51,15 +90,7 @@ export async function transaction<T>(
     }
     let broken: Error | undefined;
     try {
-      await client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
-      try {
-        const result = await work(client);
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        if (!isConnectionLost(error)) await client.query('rollback').catch(() => {});
-        throw error;
-      }
+      return await run(client);
     } catch (error) {
       if (isConnectionLost(error)) broken = error as Error;
       if (RETRIABLE.has(sqlState(error) ?? '') && attempt < ATTEMPTS) continue;
