@@ -49,11 +49,12 @@ describe.skipIf(!server.available)('PostgreSQL: writes beside a busy store pool'
     await locker.query('lock table subscriptions in access exclusive mode');
     let countsDone = false;
     const counts = store.counts().finally(() => (countsDone = true));
-    // The store pool's one connection is inside `counts`, waiting for the lock.
+    // The store pool's one connection is inside `counts`, waiting for the lock (in this test's database:
+    // another run's hubs may wait on locks of their own meanwhile).
     await until(async () => {
       const { rows } = await looker.query<{ n: number }>(
         `select count(*)::int as n from pg_stat_activity
-          where application_name like 'hub:%:store' and wait_event_type = 'Lock'`,
+          where application_name like 'hub:%:store' and wait_event_type = 'Lock' and datname = current_database()`,
       );
       return rows[0].n === 1;
     });
