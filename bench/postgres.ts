@@ -28,6 +28,7 @@ import {
   pollEachObject,
   ROOT,
   rssOf,
+  sampleWakeUps,
   sleep,
   startHubProcess,
   subscribeEach,
@@ -221,21 +222,7 @@ export async function postgresWakeUp(record: Recorder, n = 1000): Promise<void> 
     const { arrived, close } = pollEachObject(b, ids);
     await waitingPollsOn([b], n);
     await sleep(500);
-    const fromAck: number[] = [];
-    const fromSend: number[] = [];
-    const iterations = QUICK ? 30 : 300;
-    for (let k = 0; k < iterations; k++) {
-      const i = Math.floor(Math.random() * n);
-      const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
-      const sent = performance.now();
-      await httpGet(`${a.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
-      const acked = performance.now();
-      const t = await answered;
-      arrived.delete(i);
-      fromAck.push(t - acked);
-      fromSend.push(t - sent);
-      await sleep(5);
-    }
+    const { fromAck, fromSend } = await sampleWakeUps(a, arrived, n, QUICK ? 30 : 300);
     await close();
     const p50 = r2(percentile(fromAck, 50));
     const p99 = r2(percentile(fromAck, 99));
@@ -287,19 +274,7 @@ export async function postgresFanOut(record: Recorder, n = 1000): Promise<void> 
   const on = (i: number) => hubs[i % hubs.length];
   const devices = Array.from({ length: n }, (_, i) => device(on(i).url));
   try {
-    const ids: string[] = new Array(n);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (next < n) {
-          const i = next++;
-          const url = `${on(i).url}/rest/consumer/SubscribeToStateObjects?${identity.consumer(`G${i}`)}&name=Fan`;
-          const { status, body } = await httpGet(url);
-          if (status !== 200) throw new Error(`subscribe answered ${status}: ${body}`);
-          ids[i] = JSON.parse(body) as string;
-        }
-      }),
-    );
+    const ids = await subscribeEach(on, n, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`);
     const lasts: number[] = [];
     const each: number[] = [];
     const rounds = QUICK ? 4 : 25;

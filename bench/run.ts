@@ -27,6 +27,7 @@ import {
   pollEachObject,
   ROOT,
   rssOf,
+  sampleWakeUps,
   sleep,
   startBareKoa,
   startHubProcess,
@@ -189,21 +190,7 @@ async function wakeUpLatency(n: number, target: { p50?: number; p99: number }): 
   await waitingPolls(hub, n);
   await sleep(500);
   const rssAfter = rssOf(hub.pid);
-  const fromAck: number[] = [];
-  const fromSend: number[] = [];
-  const iterations = QUICK ? 30 : 200;
-  for (let k = 0; k < iterations; k++) {
-    const i = Math.floor(Math.random() * n);
-    const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
-    const sent = performance.now();
-    await httpGet(`${hub.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
-    const acked = performance.now();
-    const t = await answered;
-    arrived.delete(i);
-    fromAck.push(t - acked);
-    fromSend.push(t - sent);
-    await sleep(5);
-  }
+  const { fromAck, fromSend } = await sampleWakeUps(hub, arrived, n, QUICK ? 30 : 200);
   const round2 = (v: number) => Math.round(v * 100) / 100;
   const p50 = round2(percentile(fromSend, 50));
   const p99 = round2(percentile(fromSend, 99));

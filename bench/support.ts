@@ -149,9 +149,12 @@ export async function waitingPolls(hub: Server, atLeast: number): Promise<void> 
   throw new Error(`fewer than ${atLeast} polls waiting`);
 }
 
-/** `n` subscriptions (`action`: SubscribeToStateObjects or SubscribeToMessage), 64 requests at a time; their ids. */
+/**
+ * `n` subscriptions (`action`: SubscribeToStateObjects or SubscribeToMessage), 64 requests at a time,
+ * subscription i through `hub` (or `hub(i)`); their ids. A refused subscription fails the benchmark.
+ */
 export async function subscribeEach(
-  hub: Server,
+  hub: Server | ((i: number) => Server),
   n: number,
   action: string,
   query: (i: number) => string,
@@ -162,7 +165,10 @@ export async function subscribeEach(
     Array.from({ length: 64 }, async () => {
       while (next < n) {
         const i = next++;
-        ids[i] = JSON.parse((await httpGet(`${hub.url}/rest/consumer/${action}?${query(i)}`)).body) as string;
+        const { url } = typeof hub === 'function' ? hub(i) : hub;
+        const { status, body } = await httpGet(`${url}/rest/consumer/${action}?${query(i)}`);
+        if (status !== 200) throw new Error(`${action} answered ${status}: ${body}`);
+        ids[i] = JSON.parse(body) as string;
       }
     }),
   );
@@ -174,6 +180,33 @@ export interface ObjectPollers {
   arrived: Map<number, (t: number) => void>;
   /** Stops polling, stops the hub (which answers the waiting polls) and closes the devices. */
   close(): Promise<void>;
+}
+
+/**
+ * Scenario 2's samples: `iterations` times, a push through `pushTo` to a random one of the `n` objects
+ * `arrived` follows (pollEachObject); ms from its 204 and from its sending to that poller's answer.
+ */
+export async function sampleWakeUps(
+  pushTo: Server,
+  arrived: ObjectPollers['arrived'],
+  n: number,
+  iterations: number,
+): Promise<{ fromAck: number[]; fromSend: number[] }> {
+  const fromAck: number[] = [];
+  const fromSend: number[] = [];
+  for (let k = 0; k < iterations; k++) {
+    const i = Math.floor(Math.random() * n);
+    const answered = new Promise<number>((resolve) => arrived.set(i, resolve));
+    const sent = performance.now();
+    await httpGet(`${pushTo.url}/rest/platform/PushStateObject?${identity.package}&name=N${i}&value=${k}`);
+    const acked = performance.now();
+    const t = await answered;
+    arrived.delete(i);
+    fromAck.push(t - acked);
+    fromSend.push(t - sent);
+    await sleep(5);
+  }
+  return { fromAck, fromSend };
 }
 
 /** Scenario 2's pollers: each StateObject subscription long-polled (2 min) by its own device, over and over. */
