@@ -8,10 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Notifier } from '../src/hub/notifier.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import type { CrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
 import { startCrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -26,15 +25,7 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    const options = {
-      url: database.url,
-      sync: 'full' as const,
-      lockWaitMs: 5_000,
-      messageRetention: { count: 100, ms: 3_600_000 },
-      maxSubscriptionsPerCredential: 100,
-      log,
-    };
-    [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
+    [a, b] = await Promise.all([openTestHubStore(database.url), openTestHubStore(database.url)]);
     // The fallback timer is off (an hour): only a notification wakes B here.
     feed = await startCrossProcessWakeUps({
       url: database.url,

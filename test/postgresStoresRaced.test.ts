@@ -8,9 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
-import { postgresServer, testDatabase, testPool } from './support/postgres.js';
+import { openTestHubStore, postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -24,16 +23,9 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    const options = {
-      url: database.url,
-      sync: 'full' as const,
-      lockWaitMs: 5_000,
-      messageRetention: { count: 100, ms: 3_600_000 },
-      maxSubscriptionsPerCredential: MAX,
-      log: { warn: () => {} },
-    };
+    const options = { maxSubscriptionsPerCredential: MAX };
     // Both start at once: the migrator's lock lets one migrate.
-    [a, b] = await Promise.all([openPostgresHubStore(options), openPostgresHubStore(options)]);
+    [a, b] = await Promise.all([openTestHubStore(database.url, options), openTestHubStore(database.url, options)]);
     admin = testPool(database.url, 2);
   });
   afterAll(async () => {

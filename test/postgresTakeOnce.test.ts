@@ -9,12 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import type { DeliveryClaim, PendingDelivery, PendingVerdict } from '../src/hub/ports/subscriptions.js';
+import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
-import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import { createPool } from '../src/store/postgres/pool.js';
 import { PostgresStateObjectStore } from '../src/store/postgres/stateObjects.js';
-import { postgresServer, testDatabase } from './support/postgres.js';
+import { claim, signal } from './support/claims.js';
+import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -32,19 +32,6 @@ const write = (name: string, value: number): StateObjectWrite => ({
   expiresAtMs: null,
 });
 const patterns = (name: string) => ({ sentinel: '*', package: '*', type: '*', name });
-const signal = () => new AbortController().signal;
-
-const claim = (token: string, verdict: PendingVerdict = 'wait'): DeliveryClaim & { shown: PendingDelivery[] } => {
-  const shown: PendingDelivery[] = [];
-  return {
-    token,
-    shown,
-    judge: (pending) => {
-      shown.push(pending);
-      return verdict;
-    },
-  };
-};
 
 describe.skipIf(!server.available)('PostgreSQL: a StateObject take in one round trip', () => {
   let database: TestDatabase;
@@ -57,14 +44,7 @@ describe.skipIf(!server.available)('PostgreSQL: a StateObject take in one round 
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    hub = await openPostgresHubStore({
-      url: database.url,
-      sync: 'full',
-      lockWaitMs: 5_000,
-      messageRetention: { count: 1_000, ms: 60_000 },
-      maxSubscriptionsPerCredential: 100,
-      log,
-    });
+    hub = await openTestHubStore(database.url, { messageRetention: { count: 1_000, ms: 60_000 } });
     pool = createPool({ url: database.url, role: 'store', sync: 'full', lockWaitMs: 5_000, log, max: 2 });
     pool.on('connect', (client) => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;

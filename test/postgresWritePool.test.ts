@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
-import { postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
+import { openTestHubStore, postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { until } from './support/until.js';
 
@@ -23,15 +22,7 @@ describe.skipIf(!server.available)('PostgreSQL: writes beside a busy store pool'
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    store = await openPostgresHubStore({
-      url: database.url,
-      sync: 'full',
-      lockWaitMs: 30_000,
-      messageRetention: { count: 100, ms: 3_600_000 },
-      maxSubscriptionsPerCredential: 100,
-      poolMax: 1,
-      log: { warn: () => {} },
-    });
+    store = await openTestHubStore(database.url, { lockWaitMs: 30_000, poolMax: 1 });
     locker = testClient(database.url);
     await locker.connect();
     looker = testPool(database.url, 1);

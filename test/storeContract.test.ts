@@ -14,15 +14,11 @@ import type { HubConfiguration } from '../src/config/model.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
 import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
-import type {
-  DeliveryClaim,
-  PendingDelivery,
-  PendingVerdict,
-  SubscriptionOwner,
-} from '../src/hub/ports/subscriptions.js';
+import type { DeliveryClaim, SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
+import { claim, signal } from './support/claims.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -99,20 +95,6 @@ const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string;
   name,
   ...rest,
 });
-const signal = () => new AbortController().signal;
-
-/** A take's claim that records the pending deliveries it is shown and answers each with `verdict`. */
-const claim = (token: string, verdict: PendingVerdict = 'wait'): DeliveryClaim & { shown: PendingDelivery[] } => {
-  const shown: PendingDelivery[] = [];
-  return {
-    token,
-    shown,
-    judge: (pending) => {
-      shown.push(pending);
-      return verdict;
-    },
-  };
-};
 
 describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   let stores: Stores;

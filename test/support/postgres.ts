@@ -17,6 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { HubStore } from '../../src/hub/ports/hubStore.js';
+import { openPostgresHubStore } from '../../src/store/postgres/hubStore.js';
+import type { PostgresHubStoreOptions } from '../../src/store/postgres/hubStore.js';
 import type { NewMessage } from '../../src/store/postgres/logs.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
@@ -131,6 +134,22 @@ export function testClient(url: string): pg.Client {
   const client = new pg.Client({ connectionString: url, types: numberTypes });
   client.on('error', () => {});
   return client;
+}
+
+/**
+ * The hub's PostgreSQL store on `url` as the tests open it (HUB_SYNC=full, 5 s lock wait, 100 messages
+ * kept for an hour, 100 subscriptions per credential, silent), with `overrides`.
+ */
+export function openTestHubStore(url: string, overrides: Partial<PostgresHubStoreOptions> = {}): Promise<HubStore> {
+  return openPostgresHubStore({
+    url,
+    sync: 'full',
+    lockWaitMs: 5_000,
+    messageRetention: { count: 100, ms: 3_600_000 },
+    maxSubscriptionsPerCredential: 100,
+    log: { warn: () => {} },
+    ...overrides,
+  });
 }
 
 /** A fresh database migrated to the hub's schema, a hub pool of role `writer` on it and a testPool. */
