@@ -10,28 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
-import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
 import { createPool } from '../src/store/postgres/pool.js';
 import { PostgresStateObjectStore } from '../src/store/postgres/stateObjects.js';
-import { claim, signal } from './support/claims.js';
+import { claim, patterns, signal, write } from './support/storeTakes.js';
 import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
 const log = { warn: () => {} };
-
-const write = (name: string, value: number): StateObjectWrite => ({
-  sentinelName: 'S1',
-  packageName: 'P1',
-  name,
-  type: 'System.Int32',
-  value: String(value),
-  metadatas: '{}',
-  lastUpdateMs: 1_000,
-  lifetimeS: 0,
-  expiresAtMs: null,
-});
-const patterns = (name: string) => ({ sentinel: '*', package: '*', type: '*', name });
 
 describe.skipIf(!server.available)('PostgreSQL: a StateObject take in one round trip', () => {
   let database: TestDatabase;

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import { openTestHubStore, postgresServer, testClient, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { write } from './support/storeTakes.js';
 import { until } from './support/until.js';
 
 const server = await postgresServer();
@@ -49,17 +50,7 @@ describe.skipIf(!server.available)('PostgreSQL: writes beside a busy store pool'
       );
       return rows[0].n === 1;
     });
-    await store.stateObjects.push({
-      sentinelName: 'S',
-      packageName: 'P',
-      name: 'Pushed',
-      type: 'System.Int32',
-      value: '1',
-      metadatas: '{}',
-      lastUpdateMs: Date.now(),
-      lifetimeS: 0,
-      expiresAtMs: null,
-    });
+    await store.stateObjects.push(write('Pushed', 1));
     expect(countsDone).toBe(false);
     const { rows } = await looker.query<{ value: string }>("select value from state_objects where name = 'Pushed'");
     expect(rows).toEqual([{ value: '1' }]);

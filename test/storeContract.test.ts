@@ -13,12 +13,11 @@ import { createLogger } from '../src/logger.js';
 import type { HubConfiguration } from '../src/config/model.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
-import type { StateObjectWrite } from '../src/hub/ports/stateObjects.js';
 import type { DeliveryClaim, SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
-import { claim, signal } from './support/claims.js';
+import { claim, patterns, signal, write } from './support/storeTakes.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -75,26 +74,6 @@ const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
     },
   },
 ];
-
-const write = (name: string, value: number, extra: Partial<StateObjectWrite> = {}): StateObjectWrite => ({
-  sentinelName: 'S1',
-  packageName: 'P1',
-  name,
-  type: 'System.Int32',
-  value: String(value),
-  metadatas: '{}',
-  lastUpdateMs: 1_000,
-  lifetimeS: 0,
-  expiresAtMs: null,
-  ...extra,
-});
-const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string; type: string }> = {}) => ({
-  sentinel: '*',
-  package: '*',
-  type: '*',
-  name,
-  ...rest,
-});
 
 describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   let stores: Stores;

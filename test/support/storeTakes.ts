@@ -1,0 +1,47 @@
+/**
+ * Test support for the store's takes: a StateObject write and filter patterns, a signal that never
+ * aborts, and a claim that records what it judges.
+ */
+import type { StateObjectWrite } from '../../src/hub/ports/stateObjects.js';
+import type { DeliveryClaim, PendingDelivery, PendingVerdict } from '../../src/hub/ports/subscriptions.js';
+
+/** A push of `name` = `value` by S1/P1. */
+export const write = (name: string, value: number, extra: Partial<StateObjectWrite> = {}): StateObjectWrite => ({
+  sentinelName: 'S1',
+  packageName: 'P1',
+  name,
+  type: 'System.Int32',
+  value: String(value),
+  metadatas: '{}',
+  lastUpdateMs: 1_000,
+  lifetimeS: 0,
+  expiresAtMs: null,
+  ...extra,
+});
+
+/** Filter patterns: every sentinel, package and type unless `rest` says otherwise. */
+export const patterns = (name = '*', rest: Partial<{ sentinel: string; package: string; type: string }> = {}) => ({
+  sentinel: '*',
+  package: '*',
+  type: '*',
+  name,
+  ...rest,
+});
+
+export const signal = () => new AbortController().signal;
+
+/** A take's claim that records the pending deliveries it is shown and answers each with `verdict`. */
+export const claim = (
+  token: string,
+  verdict: PendingVerdict = 'wait',
+): DeliveryClaim & { shown: PendingDelivery[] } => {
+  const shown: PendingDelivery[] = [];
+  return {
+    token,
+    shown,
+    judge: (pending) => {
+      shown.push(pending);
+      return verdict;
+    },
+  };
+};
