@@ -81,14 +81,17 @@ export async function takeStateObjects(
       values: [subscription, readUpTo],
     });
   }
-  return rows.map((r) => ({
-    sentinelName: r.sentinelName,
-    packageName: r.packageName,
-    name: r.name,
-    type: r.type,
-    current: r.isDeleted ? undefined : r,
-  }));
+  return rows.map(takenOf);
 }
+
+/** A change read from the log as a take delivers it: the row itself is the current object (or none, deleted). */
+export const takenOf = (r: StateObject & { isDeleted: boolean }): TakenStateObject => ({
+  sentinelName: r.sentinelName,
+  packageName: r.packageName,
+  name: r.name,
+  type: r.type,
+  current: r.isDeleted ? undefined : r,
+});
 
 async function headOf(client: pg.PoolClient): Promise<number> {
   const { rows } = await client.query<{ seq: number }>({

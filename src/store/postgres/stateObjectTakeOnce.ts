@@ -15,7 +15,7 @@ import type pg from 'pg';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { StateObject, TakenStateObject } from '../../hub/ports/stateObjects.js';
 import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
-import { COLUMNS } from './stateObjectTake.js';
+import { COLUMNS, takenOf } from './stateObjectTake.js';
 import { transactionInOneTrip } from './transaction.js';
 
 const NAME = 'hub_take_state_objects_once';
@@ -87,24 +87,5 @@ export async function takeInOneTrip(
   });
   const rows = results[1].rows as Row[];
   if (rows[0]?.pending) return undefined;
-  return rows
-    .filter((r) => r.seq !== null)
-    .map((r) => ({
-      sentinelName: r.sentinelName,
-      packageName: r.packageName,
-      name: r.name,
-      type: r.type,
-      current: r.isDeleted
-        ? undefined
-        : {
-            sentinelName: r.sentinelName,
-            packageName: r.packageName,
-            name: r.name,
-            type: r.type,
-            value: r.value,
-            metadatas: r.metadatas,
-            lastUpdateMs: r.lastUpdateMs,
-            lifetimeS: r.lifetimeS,
-          },
-    }));
+  return rows.filter((r) => r.seq !== null).map(takenOf);
 }
