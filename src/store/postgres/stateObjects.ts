@@ -4,8 +4,8 @@
  * commit order and a filter's cursor (`read_seq`) never passes a change not yet committed. Writers of
  * the log take the head first, then rows: pushes in one statement (group commit), purges and expiries
  * by locking the head, then writing. A poll's take reads each filter above its cursor, up to the head
- * of its snapshot (repeatable read), and moves the cursors in the same transaction (the common case in
- * one round trip: stateObjectTakeOnce.ts).
+ * of its snapshot (repeatable read), and moves the cursors in the same transaction (the common case:
+ * the takes of one wake-up together, in one round trip, stateObjectTakeBatch.ts).
  */
 import type pg from 'pg';
 import type { ClientSignal } from '../../hub/clientSignal.js';
@@ -23,7 +23,9 @@ import { upsertStateObjects } from './logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
 import { COLUMNS, takeStateObjects } from './stateObjectTake.js';
-import { takeInOneTrip } from './stateObjectTakeOnce.js';
+import type { BatchedTake } from './stateObjectTakeBatch.js';
+import { takeBatchInOneTrip } from './stateObjectTakeBatch.js';
+import { TakeBatch } from './takeBatch.js';
 import { storeError, transaction } from './transaction.js';
 
 /** The lowest cursor, counting where a pending delivery may read again from. */
@@ -54,9 +56,17 @@ export class PostgresStateObjectStore implements StateObjectStore {
   /** One push batch, one statement; each push's result is its number in the log. */
   readonly #pushes: GroupCommit<StateObjectWrite, number>;
   readonly #announce: (client: pg.PoolClient) => Promise<void>;
+  /** The claimed takes of one wake-up, one round trip per batch. */
+  readonly #takes: TakeBatch<BatchedTake, TakenStateObject[]>;
 
   constructor(options: PostgresStateObjectStoreOptions) {
     this.#pool = options.pool;
+    const pool = options.pool;
+    this.#takes = new TakeBatch({
+      run: (takes) => takeBatchInOneTrip(pool, takes, true),
+      runAlone: async (take) => (await takeBatchInOneTrip(pool, [take], false))[0],
+      subscriptionOf: (take) => take.subscription,
+    });
     this.#announce = options.announce ?? (async () => {});
     const own = options.own;
     this.#pushes = new GroupCommit<StateObjectWrite, number>({
@@ -176,9 +186,11 @@ export class PostgresStateObjectStore implements StateObjectStore {
     abort: ClientSignal,
     claim?: DeliveryClaim,
   ): Promise<TakenStateObject[]> {
-    // The common case in one round trip (stateObjectTakeOnce.ts); the rest as before.
-    const once = await takeInOneTrip(this.#pool, subscription, limit, abort, claim);
-    if (once) return once;
+    // The common case with the wake-up's other takes (stateObjectTakeBatch.ts); the rest as before.
+    if (claim && !abort.aborted && Number.isSafeInteger(limit)) {
+      const batched = await this.#takes.submit({ subscription, limit, token: claim.token });
+      if (batched) return batched;
+    }
     return transaction(this.#pool, (client) => takeStateObjects(client, subscription, limit, abort, claim), {
       isolation: 'repeatable read',
     });

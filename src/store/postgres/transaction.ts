@@ -35,6 +35,8 @@ export function storeError(error: unknown): unknown {
 
 export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
+  /** A deadlock or serialization failure thrown as it is, not retried (a batch of takes retries its takes alone: takeBatch.ts). */
+  once?: boolean;
 }
 
 export function transaction<T>(
@@ -42,7 +44,7 @@ export function transaction<T>(
   work: (client: pg.PoolClient) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
-  return attempts(pool, async (client) => {
+  return attempts(pool, options.once ? 1 : ATTEMPTS, async (client) => {
     await client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
     return rolledBackOnFailure(client, async () => {
       const result = await work(client);
@@ -55,13 +57,14 @@ export function transaction<T>(
 /**
  * A transaction sent as one query string (the simple protocol: one round trip), `text` written for the
  * connection it runs on (its own BEGIN and COMMIT, values as literals: client.escapeLiteral); its
- * statements' results in order. Retried and sorted as transaction().
+ * statements' results in order. Retried and sorted as transaction() (`once` as there).
  */
 export function transactionInOneTrip(
   pool: pg.Pool,
   text: (client: pg.PoolClient) => Promise<string>,
+  options: Pick<TransactionOptions, 'once'> = {},
 ): Promise<pg.QueryResult[]> {
-  return attempts(pool, async (client) => {
+  return attempts(pool, options.once ? 1 : ATTEMPTS, async (client) => {
     const sql = await text(client);
     return rolledBackOnFailure(client, async () => {
       const results = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -79,8 +82,8 @@ async function rolledBackOnFailure<T>(client: pg.PoolClient, run: () => Promise<
   }
 }
 
-/** Runs `run` on a pooled connection, again on a deadlock or serialization failure; errors sorted (storeError). */
-async function attempts<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** Runs `run` on a pooled connection, again on a deadlock or serialization failure (up to `tries` times); errors sorted (storeError). */
+async function attempts<T>(pool: pg.Pool, tries: number, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     let client: pg.PoolClient;
     try {
@@ -93,7 +96,7 @@ async function attempts<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promis
       return await run(client);
     } catch (error) {
       if (isConnectionLost(error)) broken = error as Error;
-      if (RETRIABLE.has(sqlState(error) ?? '') && attempt < ATTEMPTS) continue;
+      if (RETRIABLE.has(sqlState(error) ?? '') && attempt < tries) continue;
       throw storeError(error);
     } finally {
       client.release(broken);
