@@ -5,23 +5,25 @@
  * only mean trimmed entries ("missed"). Sends are group commits (one statement per batch); a saga reply
  * that must answer a received request runs alone, in a transaction that deletes that request first.
  * A take reads the log above the cursor in pages, in one repeatable-read snapshot, keeps what is
- * addressed to the subscription and moves the cursor, in one transaction.
+ * addressed to the subscription and moves the cursor, in one transaction (the common case: the takes
+ * of one wake-up together, messageTakeBatch.ts).
  */
 import type pg from 'pg';
 import { ClientGone, hubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
-import type { SentMessage } from '../../hub/messageAddresses.js';
-import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
 import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 import { GroupCommit } from './groupCommit.js';
+import type { BatchedMessageTake } from './messageTakeBatch.js';
+import { isFor, MESSAGE_COLUMNS, takeMessageBatch } from './messageTakeBatch.js';
 import { addressesOf } from './messageSubscriptions.js';
 import { appendMessages } from './logs.js';
 import type { NewMessage as NewMessageRow } from './logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
+import { TakeBatch } from './takeBatch.js';
 import { transaction } from './transaction.js';
 
 export interface MessageRetention {
@@ -30,10 +32,6 @@ export interface MessageRetention {
 }
 
 const PAGE = 512;
-
-/** The columns as the port names them (`AS`): the rows reach the wire records as they are. */
-const COLUMNS = `id, sender_connection_id as "senderConnectionId", sender_type as "senderType",
-  sender_friendly_name as "senderFriendlyName", scope, args, saga_id as "sagaId", key, data, sent_ms as "sentMs"`;
 
 const rowOf = (m: NewMessage): NewMessageRow => ({
   sender_connection_id: m.senderConnectionId,
@@ -65,9 +63,17 @@ export class PostgresMessageStore implements MessageStore {
   readonly #retention: MessageRetention;
   readonly #sends: GroupCommit<NewMessage, number>;
   readonly #announce: (client: pg.PoolClient) => Promise<void>;
+  /** The claimed takes of one wake-up, one transaction per batch. */
+  readonly #takes: TakeBatch<BatchedMessageTake, TakenMessages>;
 
   constructor(options: PostgresMessageStoreOptions) {
     this.#pool = options.pool;
+    const pool = options.pool;
+    this.#takes = new TakeBatch({
+      run: (takes) => takeMessageBatch(pool, takes, true),
+      runAlone: async (take) => (await takeMessageBatch(pool, [take], false))[0],
+      subscriptionOf: (take) => take.subscription,
+    });
     this.#retention = options.retention;
     this.#announce = options.announce ?? (async () => {});
     const own = options.own;
@@ -117,7 +123,12 @@ export class PostgresMessageStore implements MessageStore {
   }
 
   /** A claim works as the port says: what it delivers stays pending, a pending delivery found is judged first. */
-  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
+  async take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
+    // The common case with the wake-up's other takes (messageTakeBatch.ts); the rest as before.
+    if (claim && !abort.aborted && Number.isSafeInteger(limit)) {
+      const batched = await this.#takes.submit({ subscription, limit, token: claim.token, abort });
+      if (batched) return batched;
+    }
     return transaction(
       this.#pool,
       async (client) => {
@@ -132,20 +143,14 @@ export class PostgresMessageStore implements MessageStore {
         for (;;) {
           const { rows } = await client.query<Message>({
             name: 'hub_message_page',
-            text: `select ${COLUMNS} from messages where id > $1 order by id limit ${PAGE}`,
+            text: `select ${MESSAGE_COLUMNS} from messages where id > $1 order by id limit ${PAGE}`,
             values: [cursor],
           });
           if (rows.length === 0) break;
           if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
           for (const row of rows) {
-            const logged: SentMessage = {
-              id: row.id,
-              scope: row.scope,
-              args: row.scope <= 3 ? (JSON.parse(row.args) as string[]) : [],
-              senderConnectionId: row.senderConnectionId,
-            };
             cursor = row.id;
-            if (isAddressedTo(logged, to)) {
+            if (isFor(row, to)) {
               messages.push(row);
               if (limit > 0 && messages.length >= limit) break;
             }
