@@ -10,8 +10,9 @@ import { Notifier } from '../src/hub/notifier.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { CrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
 import { startCrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
-import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
+import { openTestHubStore, postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 
@@ -126,5 +127,40 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     expect((await b.messages.take(id, 0, signal)).messages.map((m) => m.data)).toEqual([
       JSON.stringify([me.connectionId]),
     ]);
+  });
+
+  it("with no poll waiting on B, A's doorbell moves B's cursor to A's head without a read; a poll registered after it reads the push itself", async () => {
+    expect(notifierB.waitingCount).toBe(0);
+    await until(() => feed.tail.cursors !== undefined);
+    const reads = feed.tail.reads;
+    await a.stateObjects.push({
+      sentinelName: 'S',
+      packageName: 'P',
+      name: 'Unwatched',
+      type: 'T',
+      value: '1',
+      metadatas: '{}',
+      lastUpdateMs: 1,
+      lifetimeS: 0,
+      expiresAtMs: null,
+    });
+    const db = testPool(database.url, 1);
+    const { rows } = await db.query<{ seq: number }>("select seq from state_objects where name = 'Unwatched'");
+    await db.end();
+    await until(() => feed.tail.cursors?.state_objects === rows[0].seq);
+    expect(feed.tail.reads).toBe(reads);
+    const me = await owner();
+    const { id } = await b.subscriptions.openStateObjects(me, undefined, {
+      sentinel: '*',
+      package: '*',
+      name: 'Unwatched',
+      type: '*',
+    });
+    const waiter = notifierB.register(id, (await b.subscriptions.findOwned(me, id, 'state_objects'))!);
+    const signal = new AbortController().signal;
+    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([
+      ['Unwatched', '1'],
+    ]);
+    notifierB.release(id, waiter);
   });
 });

@@ -90,13 +90,32 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
     await tail.stop();
   });
 
-  it('a doorbell names its process and its log', () => {
+  it("a doorbell names its process, its log and the process's head of it", () => {
     const own = new OwnCommits();
+    expect(doorbell(own.payload('messages'))).toEqual({ sentMs: expect.any(Number), log: 'messages', head: undefined });
+    own.committed('messages', 5, 7);
+    own.committed('messages', 8, 8);
+    own.committed('state_objects', 3, 3);
     const payload = own.payload('messages');
     expect(own.isOwn(payload)).toBe(true);
     expect(new OwnCommits().isOwn(payload)).toBe(false);
-    expect(doorbell(payload)).toEqual({ sentMs: expect.any(Number), log: 'messages' });
-    expect(doorbell('12')).toEqual({ sentMs: 12, log: undefined });
+    expect(doorbell(payload)).toEqual({ sentMs: expect.any(Number), log: 'messages', head: 8 });
+    expect(doorbell('12')).toEqual({ sentMs: 12, log: undefined, head: undefined });
+  });
+
+  it("`pass` moves the cursor to a doorbell's head without reading, then over the process's own range right above it", async () => {
+    const own = new OwnCommits();
+    const { tail, handed } = await reader(own);
+    const [b] = await commit(['P1', 'P2']);
+    const [last] = await commit(['P3'], own);
+    await tail.pass('state_objects', b + 1);
+    expect(tail.cursors?.state_objects).toBe(last);
+    expect(handed).toEqual([]);
+    expect(tail.reads).toBe(0);
+    // A head below the cursor leaves it where it is.
+    await tail.pass('state_objects', b);
+    expect(tail.cursors?.state_objects).toBe(last);
+    await tail.stop();
   });
 
   it('a one-statement group commit settles each promise after its COMMIT (another connection sees the row then); a failing item rejects alone', async () => {

@@ -6,7 +6,8 @@
  * one, on a fallback timer and after every reconnection, so a lost notification delays a wake-up by at
  * most the fallback interval and never loses it. A change this process made itself comes back too and
  * would wake nobody new (its polls were woken at its commit): with `own` its doorbell only moves the
- * tail reader's cursors over it (ownCommits.ts), without reading it back. The same listener
+ * tail reader's cursors over it (ownCommits.ts), without reading it back. A process where no poll waits
+ * reads nothing on a doorbell: its cursor moves to the head the doorbell names. The same listener
  * carries the polls' own notices (pollsElsewhere.ts: a newer poll of a subscription on another process,
  * a filter added there).
  */
@@ -28,6 +29,8 @@ export interface Announcements {
   logWritten(): void;
   /** A poll of `key` was given `order` on some process (notifier.ts `claimedElsewhere`). */
   claimedElsewhere(key: string, order: number): void;
+  /** Polls registered in this process and not ended (notifier.ts): none, and a doorbell reads nothing. */
+  readonly waitingCount: number;
 }
 
 export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptions, 'role'> {
@@ -99,8 +102,10 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     ...options,
     channels: {
       [HUB_CHANNEL]: (payload) => {
-        const { sentMs, log } = doorbell(payload);
+        const { sentMs, log, head } = doorbell(payload);
         if (options.lags && sentMs > 0) options.lags.notification(Date.now() - sentMs);
+        // No poll waits here: the rows would wake nobody, and a poll registered later reads them itself.
+        if (log && head !== undefined && announce.waitingCount === 0) return void tail.pass(log, head);
         // This process's own commits: nothing to read back (its polls were woken at the COMMIT).
         if (options.own?.isOwn(payload)) return void tail.ownHint();
         const read = tail.hint(log ? [log] : undefined);

@@ -9,6 +9,10 @@
  * numbers are gap-free in commit order (logs.ts), so everything below the range is then read already,
  * and no other process's commit is skipped. A range above a gap (another process's commit not read
  * yet, a purge or an expiry, which record nothing) waits for a read, which reads it back as before.
+ *
+ * The doorbell also carries this process's head of the log it names: the highest number it recorded
+ * (after its COMMIT), so every number up to it is committed. A process where no poll waits moves its
+ * cursor there without reading (crossProcess.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { LogName } from './logs.js';
@@ -18,13 +22,18 @@ import { LOG_NAMES } from './logs.js';
 const MAX_RANGES = 10_000;
 
 export class OwnCommits {
-  /** In every doorbell this process rings: `<sent epoch ms> <token> <log>`. */
+  /** In every doorbell this process rings: `<sent epoch ms> <token> <log> <head>`. */
   readonly #token = randomUUID();
   readonly #ranges: Record<LogName, [number, number][]> = { state_objects: [], messages: [], package_logs: [] };
+  /** The highest number of each log this process committed (0: none yet). */
+  readonly #heads: Record<LogName, number> = { state_objects: 0, messages: 0, package_logs: 0 };
 
-  /** The doorbell of a commit to `log`: its sending time (for the lag metrics), this process's token, the log. */
+  /**
+   * The doorbell of a commit to `log`: its sending time (for the lag metrics), this process's token, the
+   * log and this process's head of it.
+   */
   payload(log: LogName): string {
-    return `${Date.now()} ${this.#token} ${log}`;
+    return `${Date.now()} ${this.#token} ${log} ${this.#heads[log]}`;
   }
 
   /** Whether a doorbell's payload is one this process rang. */
@@ -34,6 +43,7 @@ export class OwnCommits {
 
   /** This process committed `first`…`last` of `log` (consecutive numbers). */
   committed(log: LogName, first: number, last: number): void {
+    this.#heads[log] = Math.max(this.#heads[log], last);
     const ranges = this.#ranges[log];
     const latest = ranges[ranges.length - 1];
     if (latest && latest[1] + 1 === first) latest[1] = last;
@@ -60,8 +70,16 @@ export class OwnCommits {
   }
 }
 
-/** A doorbell's parts (ownCommits.payload): its sending time (NaN if none) and the log it names, if it names one. */
-export function doorbell(payload: string): { sentMs: number; log: LogName | undefined } {
-  const [ms, , log] = payload.split(' ');
-  return { sentMs: Number(ms), log: LOG_NAMES.find((name) => name === log) };
+/**
+ * A doorbell's parts (ownCommits.payload): its sending time (NaN if none), the log it names and the
+ * sender's head of it, if it names them.
+ */
+export function doorbell(payload: string): { sentMs: number; log: LogName | undefined; head: number | undefined } {
+  const [ms, , log, head] = payload.split(' ');
+  const committed = Number(head);
+  return {
+    sentMs: Number(ms),
+    log: LOG_NAMES.find((name) => name === log),
+    head: head && Number.isSafeInteger(committed) && committed > 0 ? committed : undefined,
+  };
 }

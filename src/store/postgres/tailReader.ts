@@ -14,6 +14,10 @@
  * With `own` (ownCommits.ts), what this process committed itself is not read back: its own doorbell
  * (`ownHint`) moves the cursors over its recorded ranges, and reads only when a range lies above a gap.
  *
+ * `pass` moves a cursor to a head a doorbell names without reading, for a process where no poll waits:
+ * the rows would wake nobody, and a poll registered afterwards reads its answer from the database,
+ * committed up to that head before the doorbell rang.
+ *
  * A read that fails (the database unreachable) is logged and retried at the next hint, timer or
  * reconnection; the cursors stay where they were.
  */
@@ -139,6 +143,18 @@ export class TailReader {
   ownHint(): Promise<void> {
     if (this.#reading) return this.#reading;
     if (!this.#cursors || this.#skipOwn()) return this.hint();
+    return Promise.resolve();
+  }
+
+  /**
+   * Every number of `log` up to `head` is committed and nobody here waits for it: the cursor moves there
+   * unread (and over this process's own ranges right above). During a read, or before the cursors are
+   * known, it reads instead (a read sets the cursor to what it read, which must not move it back).
+   */
+  pass(log: LogName, head: number): Promise<void> {
+    if (this.#reading || !this.#cursors) return this.hint([log]);
+    this.#cursors[log] = Math.max(this.#cursors[log], head);
+    this.#skipOwn();
     return Promise.resolve();
   }
 
