@@ -91,7 +91,8 @@ function byConstructor(file: string): Map<string, number> {
 await sleep(1000);
 await snapshot('idle');
 const polls = ids.map((id, i) => httpGet(pollPath(id, 120_000), devices[i]).catch(() => undefined));
-await sleep(3000);
+// Until every poll has made its first take (HEAP_SETTLE_MS: longer on PostgreSQL, whose takes queue for connections).
+await sleep(Number(process.env.HEAP_SETTLE_MS ?? 3000));
 await snapshot('waiting');
 proc.kill('SIGTERM');
 await Promise.allSettled(polls);

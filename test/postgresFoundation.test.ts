@@ -163,6 +163,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
           'callers',
           'configuration_document',
           'configuration_versions',
+          'credential_subscriptions',
           'hub_processes',
           'hub_settings',
           'kysely_migration',

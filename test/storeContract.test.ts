@@ -411,6 +411,18 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       });
     });
 
+    it('a subscription removed frees its place under the cap', async () => {
+      await newStores();
+      const ids: string[] = [];
+      for (let i = 0; i < MAX_PER_CREDENTIAL; i += 1)
+        ids.push((await stores.subscriptions.openMessages(owner, undefined)).id);
+      await stores.subscriptions.sweep(Date.now(), Date.now() + 60_000, ids.slice(1), 0);
+      await stores.subscriptions.openMessages(owner, undefined);
+      await expect(stores.subscriptions.openMessages(owner, undefined)).rejects.toMatchObject({
+        code: 'TooManySubscriptions',
+      });
+    });
+
     it('the sweep removes subscriptions idle since before the cutoff, except those kept, and says whose they were', async () => {
       await newStores();
       const a = await stores.subscriptions.openMessages(owner, undefined);

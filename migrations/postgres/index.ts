@@ -6,6 +6,7 @@ import * as repositoryArchives from './0004_repository_archives.js';
 import * as pollOrder from './0005_poll_order.js';
 import * as authFailures from './0006_auth_failures.js';
 import * as hubProcesses from './0007_hub_processes.js';
+import * as credentialCounts from './0008_credential_counts.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -19,4 +20,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0005_poll_order': pollOrder,
   '0006_auth_failures': authFailures,
   '0007_hub_processes': hubProcesses,
+  '0008_credential_counts': credentialCounts,
 };

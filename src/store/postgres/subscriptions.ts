@@ -1,7 +1,7 @@
 /**
  * Subscriptions on PostgreSQL (the PostgreSQL SubscriptionStore). Each operation is one transaction.
- * Rules that SQLite's single writer made safe are explicit here: the per-credential cap is counted
- * under a transaction-scoped advisory lock on the credential (two processes cannot both pass it), a
+ * Rules that SQLite's single writer made safe are explicit here: the per-credential cap is checked on
+ * the credential's count row, which the insert's trigger locks (two processes cannot both pass it), a
  * filter or a group is added once through unique keys (`on conflict do nothing`), the downtime
  * discount runs under a lock so that two processes starting at once discount once, and one process
  * sweeps at a time (a transaction-scoped advisory lock, tried, never waited for) and at most once per
@@ -232,22 +232,12 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     return id;
   }
 
-  /** Inserts unless the id was taken meanwhile (false); the cap is counted under the credential's lock. */
+  /**
+   * Inserts unless the id was taken meanwhile (false). The insert's trigger counts it in its credential's
+   * row (migration 0008), which stays locked until this transaction ends: another process's subscribe
+   * of the same credential waits there and then counts on top, so the cap holds across processes.
+   */
   async #insert(client: pg.PoolClient, id: string, kind: SubscriptionKind, owner: SubscriptionOwner): Promise<boolean> {
-    await client.query({
-      name: 'hub_credential_lock',
-      text: `select pg_advisory_xact_lock(hashtext('hub.credential:' || $1))`,
-      values: [owner.credentialName],
-    });
-    const { rows } = await client.query<{ n: number }>({
-      name: 'hub_count_owned',
-      text: 'select count(*) as n from subscriptions where credential_name = $1',
-      values: [owner.credentialName],
-    });
-    const owned = rows[0].n;
-    if (owned >= this.maxPerCredential) {
-      throw hubError('TooManySubscriptions', { credential: owner.credentialName, count: owned });
-    }
     const now = Date.now();
     const cursor = kind === 'messages' ? await messageHead(client) : 0;
     const inserted = await client.query({
@@ -256,7 +246,17 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
              values ($1, $2, $3, $4, $5, $5, $6) on conflict (id) do nothing`,
       values: [id, kind, owner.connectionId, owner.credentialName, now, cursor],
     });
-    return (inserted.rowCount ?? 0) > 0;
+    if ((inserted.rowCount ?? 0) === 0) return false;
+    const { rows } = await client.query<{ n: number }>({
+      name: 'hub_count_owned',
+      text: 'select n from credential_subscriptions where credential_name = $1',
+      values: [owner.credentialName],
+    });
+    const owned = rows[0].n - 1;
+    if (owned >= this.maxPerCredential) {
+      throw hubError('TooManySubscriptions', { credential: owner.credentialName, count: owned });
+    }
+    return true;
   }
 }
 
