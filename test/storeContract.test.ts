@@ -502,6 +502,38 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await sendToGroup('G1');
       expect((await datas(id)).data).toEqual(['to G1']);
     });
+
+    it("a message subscription's owner finds it with its caller's names, configured groups from 0 and joined ones from when it joined", async () => {
+      await newStores();
+      const pkg = { connectionId: other.connectionId, credentialName: 'other' };
+      await stores.configuration.applied(version('<a/>'), withGroups(['G1']), { unlessNewest: true });
+      const { id } = await stores.subscriptions.openMessages(pkg, undefined);
+      await stores.messages.send(message('before'));
+      await stores.subscriptions.openMessages(pkg, id, 'G2');
+      await stores.subscriptions.openMessages(pkg, id, 'G1');
+      const found = await stores.subscriptions.findOwned(pkg, id, 'messages');
+      expect(found).toEqual({
+        kind: 'messages',
+        addresses: {
+          connectionId: other.connectionId,
+          friendlyName: 'S1/P1',
+          isPackage: true,
+          sentinelName: 'S1',
+          packageName: 'P1',
+          groups: new Map([
+            ['G1', 0],
+            ['G2', expect.any(Number)],
+          ]),
+          readMessageId: 0,
+          pendingToken: null,
+          pendingMs: null,
+          redeliverFrom: null,
+        },
+      });
+      expect(found?.kind === 'messages' && found.addresses.groups.get('G2')).toBeGreaterThan(0);
+      expect(await stores.subscriptions.findOwned(owner, id, 'messages')).toBeUndefined();
+      expect(await stores.subscriptions.findOwned(pkg, id, 'state_objects')).toBeUndefined();
+    });
   });
 
   describe.skipIf(skip)('RepositoryStore', () => {

@@ -21,7 +21,8 @@ import type {
   SubscriptionStore,
 } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';
-import { addressesOf, messageHead } from './messageSubscriptions.js';
+import { messageHead } from './messageSubscriptions.js';
+import { findOwned } from './ownedInterest.js';
 import type { PostgresPendingDeliveries } from './pendingDeliveries.js';
 import { storeError, transaction } from './transaction.js';
 
@@ -85,35 +86,9 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     });
   }
 
+  /** One round trip (every poll starts with it): ownedInterest.ts. */
   findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined> {
-    return transaction(this.pool, async (client): Promise<SubscriptionInterest | undefined> => {
-      const row = await selectSubscription(client, id);
-      if (!row || !owns(row, owner, kind)) return undefined;
-      await touch(client, id);
-      if (kind === 'state_objects') {
-        const { rows } = await client.query<{
-          sentinel_pattern: string;
-          package_pattern: string;
-          name_pattern: string;
-          type_pattern: string;
-        }>({
-          name: 'hub_filter_patterns',
-          text: 'select sentinel_pattern, package_pattern, name_pattern, type_pattern from state_object_filters where subscription_id = $1 order by id',
-          values: [id],
-        });
-        return {
-          kind,
-          filters: rows.map((r) => ({
-            sentinel: r.sentinel_pattern,
-            package: r.package_pattern,
-            name: r.name_pattern,
-            type: r.type_pattern,
-          })),
-        };
-      }
-      const addresses = await addressesOf(client, id);
-      return addresses ? { kind, addresses } : undefined;
-    });
+    return findOwned(this.pool, owner, id, kind);
   }
 
   async touched(id: string): Promise<void> {
