@@ -105,7 +105,9 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     }
     const built = await createServices(options, logger, loaded, store, notifier, metrics, feed?.polls);
     services = built.services;
-    const { expiry, sweeper, processes } = built;
+    const { expiry, sweeper, processes, deliveries } = built;
+    // Stopped after the servers (no answer is written any more), before the store closes.
+    started.push(() => deliveries.close());
     const { configuration } = services;
     if (configuration instanceof SharedConfiguration) {
       // Another process's change of the configuration document, applied here.

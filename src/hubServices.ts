@@ -145,5 +145,5 @@ export async function createServices(
     options.sweepIntervalMs,
     options.messageRetentionMs,
   );
-  return { services, expiry, sweeper, processes: services.processes };
+  return { services, expiry, sweeper, processes: services.processes, deliveries };
 }

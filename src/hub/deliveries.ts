@@ -3,19 +3,27 @@
  * moves its subscription's cursors in its transaction and leaves what it delivered pending there, under
  * the poll's token (SubscriptionStore.settle, the store's takes). The answer's fate settles it: written
  * whole (the response's 'finish'), it is consumed; closed before, or answered with an error, its cursors
- * go back and the next poll reads it again. A take that finds a pending delivery of another poll judges
- * it: this process's answer still being written is waited for; one of this process that ended or failed
- * is read again; one of another process (PostgreSQL) is waited for up to 2 s after it was taken (a
+ * go back at once and the next poll reads it again. A take that finds a pending delivery of another poll
+ * judges it: this process's answer still being written is waited for; one of this process whose answer
+ * was written is read on past (and ended in that take's transaction), one whose cursors failed to go
+ * back is read again; one of another process (PostgreSQL) is waited for up to 2 s after it was taken (a
  * live process settles it in milliseconds), then read again; one of an earlier life of this process
- * (`exclusive`: nobody else uses the database) is read again at once. A crash between an answer's
- * 'finish' and its settling gives a duplicate, never a loss.
+ * (`exclusive`: nobody else uses the database) is read again at once.
+ *
+ * On PostgreSQL a written answer is consumed by a write of its own: other processes judge its pending
+ * delivery without this process's memory. On SQLite (`exclusive`) it is not: nobody but this process
+ * judges it, and this process reads on past it, so the next take of the subscription ends it in its
+ * own transaction (no settling transaction per answer or per fan-out round), and a graceful shutdown
+ * ends those still pending (close). Nothing is kept in memory for it: the token on the subscription is
+ * the record. A crash gives a duplicate, never a loss: before a written answer is settled (PostgreSQL),
+ * or before the next take of its subscription (SQLite), its delivery is read again by the next life.
  */
 import { randomUUID } from 'node:crypto';
 import { ClientGone } from '../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import type { DeliveryClaim, PendingDelivery, PendingVerdict, SubscriptionStore } from './ports/subscriptions.js';
 
-/** An answer under way: written once its response finished; `waiters` are told when it is settled. */
+/** An answer under way (written once its response finished, until settled); `waiters` are told when it is settled. */
 interface Flight {
   written: boolean;
   waiters: (() => void)[] | undefined;
@@ -32,6 +40,11 @@ export class Deliveries {
   readonly #life = `${randomUUID()}:`;
   #next = 0;
   readonly #flights = new Map<string, Flight>();
+  /**
+   * Tokens of this life whose answer was not written and whose cursors failed to go back (a failed
+   * write: rare), until a take reads them again. Any other ended token of this life was written.
+   */
+  readonly #unsent = new Set<string>();
 
   constructor(
     private readonly store: SubscriptionStore,
@@ -50,7 +63,8 @@ export class Deliveries {
   judge(pending: PendingDelivery): PendingVerdict {
     const flight = this.#flights.get(pending.token);
     if (flight) return flight.written ? 'delivered' : 'wait';
-    if (pending.token.startsWith(this.#life) || this.exclusive) return 'redeliver';
+    if (pending.token.startsWith(this.#life)) return this.#unsent.has(pending.token) ? 'redeliver' : 'delivered';
+    if (this.exclusive) return 'redeliver';
     return Date.now() >= pending.sinceMs + GRACE_MS ? 'redeliver' : 'wait';
   }
 
@@ -87,24 +101,42 @@ export class Deliveries {
     this.#flights.delete(token);
   }
 
-  /** The answer ended: written or not, settle the pending delivery under its token, then forget it. */
+  /**
+   * The answer ended: written or not, settle the pending delivery under its token, then forget it.
+   * Written on SQLite, it is settled by the next take of its subscription, or by close (header).
+   */
   settle(subscription: string, token: string, written: boolean): void {
     const flight = this.#flights.get(token);
     if (flight) flight.written = written;
+    if (written && this.exclusive) {
+      this.#land(token);
+      return;
+    }
     this.store.settle(subscription, token, written).then(
       () => this.#land(token),
       (error: unknown) => {
         this.settleFailed(error);
-        // Written: judged `delivered` meanwhile, so a later take of this process reads on (and ends it).
-        // Not written: a token of this life not in flight is read again.
-        if (!written) this.#land(token);
+        // Written: a later take of this process reads on past it (and ends it).
+        if (!written) this.#unsent.add(token);
+        this.#land(token);
       },
     );
   }
 
-  /** A take judged these pending deliveries `delivered` and committed: nothing of them is left to settle. */
-  readOn(token: string): void {
+  /** A take judged this pending delivery `delivered` or `redeliver` and committed: it has ended. */
+  judged(token: string): void {
+    this.#unsent.delete(token);
     if (this.#flights.get(token)?.written) this.#land(token);
+  }
+
+  /**
+   * Graceful shutdown, once no poll is answered any more: on SQLite the pending deliveries of this
+   * life's written answers end now, so the next start reads none of them again (failing, it reads
+   * them again: a duplicate each).
+   */
+  async close(): Promise<void> {
+    if (!this.exclusive || !this.store.consumeWritten) return;
+    await this.store.consumeWritten(this.#life, [...this.#flights.keys(), ...this.#unsent]).catch(this.settleFailed);
   }
 
   #land(token: string): void {
@@ -118,8 +150,8 @@ export class Deliveries {
 export class PollDelivery implements DeliveryClaim {
   /** The pending delivery the last take judged `wait`, if it did. */
   #blocked: PendingDelivery | undefined = undefined;
-  /** Pending deliveries of answers written that the last take read on past. */
-  #readOn: string | undefined = undefined;
+  /** The pending delivery the last take read on past or read again, if it did. */
+  #judged: string | undefined = undefined;
   #subscription: string | undefined = undefined;
   #failed = false;
 
@@ -134,7 +166,7 @@ export class PollDelivery implements DeliveryClaim {
     if (pending.token === this.token) return 'delivered';
     const verdict = this.deliveries.judge(pending);
     if (verdict === 'wait') this.#blocked = pending;
-    if (verdict === 'delivered') this.#readOn = pending.token;
+    if (verdict !== 'wait') this.#judged = pending.token;
     return verdict;
   }
 
@@ -150,7 +182,7 @@ export class PollDelivery implements DeliveryClaim {
   ): Promise<R> {
     for (let attempt = 0; ; attempt++) {
       this.#blocked = undefined;
-      this.#readOn = undefined;
+      this.#judged = undefined;
       const flying = this.#subscription !== undefined;
       if (!flying) this.deliveries.mayFly(this.token);
       let result: R;
@@ -162,7 +194,7 @@ export class PollDelivery implements DeliveryClaim {
         else if (!flying) this.deliveries.grounded(this.token);
         throw error;
       }
-      if (this.#readOn !== undefined) this.deliveries.readOn(this.#readOn);
+      if (this.#judged !== undefined) this.deliveries.judged(this.#judged);
       if (!flying) {
         if (delivered(result)) this.#fly(subscription);
         else this.deliveries.grounded(this.token);

@@ -68,6 +68,12 @@ export interface SubscriptionStore {
    * consumed; otherwise its cursors go back to before it, so the next take reads it again.
    */
   settle(id: string, token: string, written: boolean): Promise<void>;
+  /**
+   * Only on an engine this process owns (SQLite), at a graceful shutdown: ends every pending delivery
+   * whose token starts with `life` but is not one of `unsettled`, as consumed (their answers were
+   * written; hub/deliveries.ts).
+   */
+  consumeWritten?(life: string, unsettled: string[]): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
   discountDowntime(now: number): Promise<void>;
   /**

@@ -1,7 +1,8 @@
 /**
  * Pending deliveries on SQLite (hub/deliveries.ts): the StateObject side of a take's claim (each filter's
  * cursor before the delivery, the token on the subscription) and the settling of any subscription's
- * pending delivery: consumed (the token goes), or put back (the cursors return to before it).
+ * pending delivery: consumed (the token goes), or put back (the cursors return to before it). A written
+ * answer's delivery is consumed by the next take of its subscription, or at a graceful shutdown.
  * `…Now` methods run inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';
@@ -17,6 +18,7 @@ export class SqlitePendingDeliveries {
   private readonly clear;
   private readonly consumed;
   private readonly putBack;
+  private readonly consumeLife;
 
   constructor(
     sqlite: Sqlite.Database,
@@ -36,11 +38,14 @@ export class SqlitePendingDeliveries {
     this.consumed = sqlite.prepare('update subscriptions set pending_token = null where id = ? and pending_token = ?');
     this.putBack = sqlite.prepare(`update subscriptions set read_message_id = coalesce(redeliver_from, read_message_id),
       pending_token = null where id = ? and pending_token = ?`);
+    this.consumeLife = sqlite.prepare(`update subscriptions set pending_token = null
+      where substr(pending_token, 1, length(:life)) = :life and pending_token not in (select value from json_each(:unsettled))`);
   }
 
   /**
    * Inside a StateObject take: the claim's verdict on the subscription's pending delivery (undefined:
-   * none). On `redeliver` the filters' cursors are back before it; any verdict but `wait` ends it.
+   * none). On `redeliver` the filters' cursors are back before it. Any verdict but `wait` ends it: the
+   * take delivering again (deliverFiltersNow) or, delivering nothing, `endedNow`.
    */
   judgeFiltersNow(subscription: string, claim: DeliveryClaim | undefined): PendingVerdict | undefined {
     const row = this.pendingOf.get(subscription) as
@@ -48,11 +53,18 @@ export class SqlitePendingDeliveries {
     if (!row) return undefined;
     const verdict = pendingVerdict(claim, row.pending_token, row.pending_ms);
     if (verdict === 'redeliver') this.restoreFilters.run(subscription);
-    if (verdict === 'delivered' || verdict === 'redeliver') this.clear.run(subscription);
     return verdict;
   }
 
-  /** Inside a StateObject take that delivers: every cursor moves to `seq` at least, the move pending under the claim. */
+  /** Inside a StateObject take that delivered nothing after judging a pending delivery: it has ended. */
+  endedNow(subscription: string): void {
+    this.clear.run(subscription);
+  }
+
+  /**
+   * Inside a StateObject take that delivers: every cursor moves to `seq` at least, the move pending under
+   * the claim (in place of any pending delivery judged before).
+   */
   deliverFiltersNow(subscription: string, seq: number, claim: DeliveryClaim | undefined, now: number): void {
     this.deliverFilters.run(seq, subscription);
     this.deliverSubscription.run(now, claim?.token ?? null, now, subscription);
@@ -66,6 +78,13 @@ export class SqlitePendingDeliveries {
       } else if (this.putBack.run(id, token).changes > 0) {
         this.restoreFilters.run(id);
       }
+    });
+  }
+
+  /** SubscriptionStore.consumeWritten: one statement over every subscription (a graceful shutdown). */
+  consumeWritten(life: string, unsettled: string[]): Promise<void> {
+    return this.batcher.run(() => {
+      this.consumeLife.run({ life, unsettled: JSON.stringify(unsettled) });
     });
   }
 }

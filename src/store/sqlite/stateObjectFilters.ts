@@ -189,11 +189,13 @@ export class StateObjectFilters {
     top: number,
     claim: DeliveryClaim | undefined,
   ): TakenStateObject[] {
-    if (this.pending.judgeFiltersNow(subscription, claim) === 'wait') return [];
+    const verdict = this.pending.judgeFiltersNow(subscription, claim);
+    if (verdict === 'wait') return [];
     const legacy = this.backlog.take(subscription, limit);
     if (legacy.length > 0) {
       if (abort.aborted) throw new ClientGone();
       this.touch.run(Date.now(), subscription);
+      if (verdict !== undefined) this.pending.endedNow(subscription);
       return legacy;
     }
     const filters = this.globFiltersNow(subscription);
@@ -239,8 +241,9 @@ export class StateObjectFilters {
       // Active now, in the transaction that consumed (an answer waits for no second commit), pending
       // until its answer is written.
       this.pending.deliverFiltersNow(subscription, readUpTo, claim, Date.now());
-    } else if (filters.some((f) => f.readSeq < readUpTo)) {
-      this.advance.run({ subscription, seq: readUpTo });
+    } else {
+      if (filters.some((f) => f.readSeq < readUpTo)) this.advance.run({ subscription, seq: readUpTo });
+      if (verdict !== undefined) this.pending.endedNow(subscription);
     }
     return rows.map((r) => ({
       sentinelName: r.sentinelName,

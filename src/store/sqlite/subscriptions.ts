@@ -98,6 +98,10 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     return this.pending.settle(id, token, written);
   }
 
+  consumeWritten(life: string, unsettled: string[]): Promise<void> {
+    return this.pending.consumeWritten(life, unsettled);
+  }
+
   discountDowntime(now: number): Promise<void> {
     return this.db.transaction().execute(async (trx) => {
       const last = await readHubSetting(trx, HEARTBEAT_KEY);
