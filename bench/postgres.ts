@@ -70,10 +70,16 @@ async function freshDatabase(): Promise<{ url: string; admin: pg.Client; drop():
   };
 }
 
-/** `count` hub processes on one database, started one after another (the first migrates). */
+/**
+ * `count` hub processes on one database, started one after another (the first migrates), of build
+ * BENCH_HUB_DIST (default `dist`; an older build's directory for an A/B), with HUB_NODE_ARGS (e.g.
+ * `--cpu-prof`) given to their node.
+ */
 async function startPostgresHubs(url: string, count: number, env: { [k: string]: string } = {}): Promise<Server[]> {
+  const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const dist = process.env.BENCH_HUB_DIST ?? 'dist';
   const hubs: Server[] = [];
-  for (let i = 0; i < count; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url, ...env }));
+  for (let i = 0; i < count; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url, ...env }, nodeArgs, dist));
   return hubs;
 }
 

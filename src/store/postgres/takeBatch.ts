@@ -1,11 +1,13 @@
 /**
  * A process's poll takes on PostgreSQL in batches (issue 22: one push wakes a thousand polls, and a
  * take each would queue them through the pool's few connections; SQLite's db/batch.ts does the same):
- * the takes submitted in one turn of the event loop, or while the previous batch runs, form the next
- * batch, carried out by one `run` (one transaction on one connection, one batch in flight at a time).
+ * the takes submitted in one turn of the event loop, or while batches run, form the next batches, each
+ * carried out by one `run` (one transaction on one connection). Two batches are in flight at most: a
+ * wake-up larger than one batch (a send to All) then has its second batch's round trips go while the
+ * first batch's answers are written, instead of after them (issue 22, P4).
  *
- * - A subscription already in the batch waits for the next one with its later takes: one statement
- *   must not write a row twice.
+ * - A subscription already in a batch in flight waits for a later one with its later takes: one
+ *   statement must not write a row twice, and two batches at once must not race for it.
  * - A result undefined means "not for the batch" (a delivery pending, say): that take goes its single way.
  * - A batch failing with a serialization failure or a deadlock (one of its subscriptions taken elsewhere
  *   at once) runs its takes again one by one, so that the conflict fails one take, not the batch; any
@@ -30,11 +32,17 @@ export interface TakeBatchOptions<I, R> {
   subscriptionOf(item: I): string;
   /** Takes per batch at most; the rest form the next. Default 1,000. */
   maxItems?: number;
+  /** Batches in flight at most, each on a connection of its own. Default 2. */
+  inFlight?: number;
 }
 
 export class TakeBatch<I, R> {
   #queue: Job<I, R>[] = [];
-  #running = false;
+  /** Batches started and not yet settled. */
+  #inFlight = 0;
+  #gathering = false;
+  /** The subscriptions of the batches in flight: a later take of one waits for a later batch. */
+  readonly #busy = new Set<string>();
   readonly #options: TakeBatchOptions<I, R>;
 
   constructor(options: TakeBatchOptions<I, R>) {
@@ -45,32 +53,41 @@ export class TakeBatch<I, R> {
   submit(item: I): Promise<R | undefined> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
-      if (!this.#running) {
-        this.#running = true;
+      if (this.#inFlight === 0 && !this.#gathering) {
+        this.#gathering = true;
         // Let this turn's other takes (the polls one wake-up answers) join the batch.
-        setImmediate(() => void this.#drain());
+        setImmediate(() => {
+          this.#gathering = false;
+          this.#start();
+        });
       }
     });
   }
 
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) await this.#batch(this.#next());
-    } finally {
-      this.#running = false;
+  /** Starts batches from the queue while fewer than `inFlight` run. */
+  #start(): void {
+    const most = this.#options.inFlight ?? 2;
+    while (this.#inFlight < most && this.#queue.length > 0) {
+      const jobs = this.#next();
+      if (jobs.length === 0) return;
+      this.#inFlight++;
+      void this.#batch(jobs).finally(() => {
+        this.#inFlight--;
+        for (const job of jobs) this.#busy.delete(this.#options.subscriptionOf(job.item));
+        this.#start();
+      });
     }
   }
 
-  /** The queue's oldest takes, one per subscription, up to the batch's size. */
+  /** The queue's oldest takes, one per subscription not in a batch in flight, up to the batch's size. */
   #next(): Job<I, R>[] {
     const max = this.#options.maxItems ?? 1_000;
-    const taken = new Set<string>();
     const batch: Job<I, R>[] = [];
     const later: Job<I, R>[] = [];
     for (const job of this.#queue) {
       const subscription = this.#options.subscriptionOf(job.item);
-      if (batch.length < max && !taken.has(subscription)) {
-        taken.add(subscription);
+      if (batch.length < max && !this.#busy.has(subscription)) {
+        this.#busy.add(subscription);
         batch.push(job);
       } else later.push(job);
     }
