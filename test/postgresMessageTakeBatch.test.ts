@@ -15,7 +15,7 @@ import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { PostgresMessageStore } from '../src/store/postgres/messages.js';
 import { createPool } from '../src/store/postgres/pool.js';
-import { claim, signal } from './support/storeTakes.js';
+import { claim, messageFrom, signal } from './support/storeTakes.js';
 import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -44,18 +44,8 @@ describe.skipIf(!server.available)('PostgreSQL: message takes in batches', () =>
     }),
     credentialName: 'cred',
   });
-  const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-    senderConnectionId: b.connectionId,
-    senderType: 1,
-    senderFriendlyName: 'Other/App',
-    scope: ScopeType.All,
-    args: '[]',
-    sagaId: null,
-    key: 'K',
-    data,
-    sentMs: 1_000,
-    ...extra,
-  });
+  const message = (data: string, extra: Partial<NewMessage> = {}) =>
+    messageFrom({ connectionId: b.connectionId, friendlyName: 'Other/App' })(data, extra);
   const open = async (owner: { connectionId: string; credentialName: string }, count = 1) => {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) ids.push((await hub.subscriptions.openMessages(owner, undefined)).id);

@@ -6,14 +6,13 @@
  * judges it as before; the takes of one turn share one query string; two takes of one subscription at
  * once (one process or two) deliver each change once; a batch's serialization failure fails no take.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import { createPool } from '../src/store/postgres/pool.js';
 import { PostgresStateObjectStore } from '../src/store/postgres/stateObjects.js';
-import { claim, patterns, signal, write } from './support/storeTakes.js';
+import { claim, consumerApp, patterns, signal, write } from './support/storeTakes.js';
 import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -42,14 +41,7 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
       }) as typeof client.query;
     });
     store = new PostgresStateObjectStore({ pool, log });
-    const connectionId = await hub.callers.record({
-      connectionId: randomUUID(),
-      friendlyName: 'Consumer/App',
-      kind: 'consumer',
-      sentinelName: 'Consumer',
-      packageName: 'App',
-      firstSeenMs: 1,
-    });
+    const connectionId = await hub.callers.record(consumerApp());
     owner = { connectionId, credentialName: 'cred' };
     subscription = (await hub.subscriptions.openStateObjects(owner, undefined, patterns('A'))).id;
     await hub.subscriptions.openStateObjects(owner, subscription, patterns('*'));

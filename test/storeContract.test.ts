@@ -17,7 +17,7 @@ import type { DeliveryClaim, SubscriptionOwner } from '../src/hub/ports/subscrip
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
-import { claim, patterns, signal, write } from './support/storeTakes.js';
+import { claim, consumerApp, messageFrom, patterns, signal, write } from './support/storeTakes.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -82,14 +82,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
 
   const newStores = async () => {
     stores = await open();
-    const connectionId = await stores.callers.record({
-      connectionId: randomUUID(),
-      friendlyName: 'Consumer/App',
-      kind: 'consumer',
-      sentinelName: 'Consumer',
-      packageName: 'App',
-      firstSeenMs: 1,
-    });
+    const connectionId = await stores.callers.record(consumerApp());
     owner = { connectionId, credentialName: 'cred' };
     const otherId = await stores.callers.record({
       connectionId: randomUUID(),
@@ -259,18 +252,8 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     });
   });
 
-  const message = (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-    senderConnectionId: other.connectionId,
-    senderType: 1,
-    senderFriendlyName: 'S1/P1',
-    scope: ScopeType.All,
-    args: '[]',
-    sagaId: null,
-    key: 'K',
-    data,
-    sentMs: 1_000,
-    ...extra,
-  });
+  const message = (data: string, extra: Partial<NewMessage> = {}) =>
+    messageFrom({ connectionId: other.connectionId, friendlyName: 'S1/P1' })(data, extra);
   const datas = async (id: string, limit = 0) => {
     const t = await stores.messages.take(id, limit, signal());
     return { data: t.messages.map((m) => m.data), missed: t.missed };

@@ -1,9 +1,39 @@
 /**
- * Test support for the store's takes: a StateObject write and filter patterns, a signal that never
- * aborts, and a claim that records what it judges.
+ * Test support for the store's takes: the caller Consumer/App, a StateObject write and filter
+ * patterns, a message to All, a signal that never aborts, and a claim that records what it judges.
  */
+import { randomUUID } from 'node:crypto';
+import type { NewCaller } from '../../src/hub/ports/callers.js';
+import type { NewMessage } from '../../src/hub/ports/messages.js';
+import { ScopeType } from '../../src/hub/scope.js';
 import type { StateObjectWrite } from '../../src/hub/ports/stateObjects.js';
 import type { DeliveryClaim, PendingDelivery, PendingVerdict } from '../../src/hub/ports/subscriptions.js';
+
+/** The consumer Consumer/App, first seen long ago, under a new ConnectionId. */
+export const consumerApp = (): NewCaller => ({
+  connectionId: randomUUID(),
+  friendlyName: 'Consumer/App',
+  kind: 'consumer',
+  sentinelName: 'Consumer',
+  packageName: 'App',
+  firstSeenMs: 1,
+});
+
+/** A message to All with key K sent by `sender`. */
+export const messageFrom =
+  (sender: { connectionId: string; friendlyName: string }) =>
+  (data: string, extra: Partial<NewMessage> = {}): NewMessage => ({
+    senderConnectionId: sender.connectionId,
+    senderType: 1,
+    senderFriendlyName: sender.friendlyName,
+    scope: ScopeType.All,
+    args: '[]',
+    sagaId: null,
+    key: 'K',
+    data,
+    sentMs: 1_000,
+    ...extra,
+  });
 
 /** A push of `name` = `value` by S1/P1. */
 export const write = (name: string, value: number, extra: Partial<StateObjectWrite> = {}): StateObjectWrite => ({
