@@ -118,7 +118,7 @@ describe('StateObject cursors', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(tombstones()).toBe(1);
       expect(await poll(h, id)).toEqual([['T', 'deleted']]);
-      // Written, that answer's delivery stays pending until the next take (hub/deliveries.ts): a crash
+      // Written, that answer's delivery stays pending until the next poll (hub/deliveries.ts): a crash
       // before it reads the tombstone again.
       await new Promise((r) => setTimeout(r, 200));
       expect(tombstones()).toBe(1);

@@ -1,7 +1,7 @@
 /**
  * On SQLite a written answer is not settled by a write of its own (hub/deliveries.ts): its delivery
- * stays pending until the next take of its subscription ends it in the transaction it writes anyway,
- * or until a graceful shutdown. These pin down what that keeps guaranteed, on a real hub and file: a
+ * stays pending until the next poll of its subscription ends it in a statement it writes anyway (its
+ * first read marks the subscription active), or until a graceful shutdown. These pin down what that keeps guaranteed, on a real hub and file: a
  * written answer is not read again; one whose client left before it was written is (its cursors go
  * back at once); a clean restart
  * reads nothing again; a kill -9 reads again at most the last answer of a subscription, losing nothing.
@@ -104,7 +104,7 @@ async function pollLeftBeforeAnswer(h: TestHub, kind: Kind, id: string): Promise
   return taken?.length ?? 0;
 }
 
-describe.each(['messages', 'objects'] as const)('SQLite, %s: a written answer is settled by the next take', (kind) => {
+describe.each(['messages', 'objects'] as const)('SQLite, %s: a written answer is settled by the next poll', (kind) => {
   it('is not read again by the next poll, and costs no write of its own', async () => {
     const h = await hub();
     const id = await subscribe(h, kind);
@@ -114,7 +114,7 @@ describe.each(['messages', 'objects'] as const)('SQLite, %s: a written answer is
     expect(await poll(h, kind, id)).toEqual(['A', 'B']);
     // Written, and still pending: no write settled it.
     expect(pendingToken(h.dataDir, id)).not.toBeNull();
-    // The next take reads on past it and ends it in its own transaction.
+    // The next poll reads on past it and ends it (its first read, in the touch it writes anyway).
     expect(await poll(h, kind, id)).toEqual([]);
     expect(pendingToken(h.dataDir, id)).toBeNull();
     // A take moving the cursors past what is not for this subscription changes nothing of that.
@@ -171,7 +171,7 @@ describe('SQLite: a hub killed with written answers not settled yet', () => {
     }
     for (const kind of ['messages', 'objects'] as const) expect(await poll(h, kind, ids[kind])).toEqual(['A', 'B']);
     expect(await poll(h, 'messages', ids.messagesPolledOn)).toEqual(['A', 'B']);
-    // The next take ended that written answer durably: it is not read again after the kill.
+    // The next poll ended that written answer durably: it is not read again after the kill.
     expect(await poll(h, 'messages', ids.messagesPolledOn)).toEqual([]);
     await put(h, 'messages', 'C');
     await put(h, 'objects', 'C');

@@ -12,11 +12,13 @@
  *
  * On PostgreSQL a written answer is consumed by a write of its own: other processes judge its pending
  * delivery without this process's memory. On SQLite (`exclusive`) it is not: nobody but this process
- * judges it, and this process reads on past it, so the next take of the subscription ends it in its
- * own transaction (no settling transaction per answer or per fan-out round), and a graceful shutdown
- * ends those still pending (close). Nothing is kept in memory for it: the token on the subscription is
- * the record. A crash gives a duplicate, never a loss: before a written answer is settled (PostgreSQL),
- * or before the next take of its subscription (SQLite), its delivery is read again by the next life.
+ * judges it, and this process reads on past it, so the next poll of the subscription ends it: its
+ * first read, in the touch it writes anyway (`ended`, SubscriptionStore.findOwned), or else its take,
+ * in the take's own transaction (no settling transaction per answer or per fan-out round); a graceful
+ * shutdown ends those still pending (close). Nothing is kept in memory for it: the token on the
+ * subscription is the record. A crash gives a duplicate, never a loss: before a written answer is
+ * settled (PostgreSQL), or before the next poll of its subscription (SQLite), its delivery is read
+ * again by the next life.
  */
 import { randomUUID } from 'node:crypto';
 import { ClientGone } from '../errors.js';
@@ -68,6 +70,17 @@ export class Deliveries {
     return Date.now() >= pending.sinceMs + GRACE_MS ? 'redeliver' : 'wait';
   }
 
+  /**
+   * On SQLite (`exclusive`), whether `pending` is an answer of this life written whole (a take would
+   * read on past it): a poll's first read ends it with the touch it writes anyway (findOwned), so the
+   * take after it finds none. Always false on PostgreSQL, which settles each answer by a write.
+   */
+  readonly ended = (pending: PendingDelivery): boolean =>
+    this.exclusive &&
+    pending.token.startsWith(this.#life) &&
+    !this.#flights.has(pending.token) &&
+    !this.#unsent.has(pending.token);
+
   /** After a take judged `wait`: until that delivery may be judged again (or the client leaves). */
   async waitOut(pending: PendingDelivery, abort: ClientSignal, attempt: number): Promise<void> {
     const flight = this.#flights.get(pending.token);
@@ -103,7 +116,7 @@ export class Deliveries {
 
   /**
    * The answer ended: written or not, settle the pending delivery under its token, then forget it.
-   * Written on SQLite, it is settled by the next take of its subscription, or by close (header).
+   * Written on SQLite, it is settled by the next poll of its subscription, or by close (header).
    */
   settle(subscription: string, token: string, written: boolean): void {
     const flight = this.#flights.get(token);

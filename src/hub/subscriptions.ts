@@ -5,6 +5,7 @@ import type { Deliveries, PollDelivery } from './deliveries.js';
 import { isGuid } from './messageAddresses.js';
 import type {
   OpenedSubscription,
+  PendingDelivery,
   SubscriptionInterest,
   SubscriptionKind,
   SubscriptionOwner,
@@ -91,12 +92,20 @@ export class Subscriptions {
     this.notifier.wake([change.id]);
   }
 
-  /** The caller's subscription of that kind with what it listens for, or the "subscription lost" 500 firmware re-subscribes on. */
-  async requireOwned(caller: Caller, id: string | undefined, kind: SubscriptionKind): Promise<SubscriptionInterest> {
+  /**
+   * The caller's subscription of that kind with what it listens for, or the "subscription lost" 500
+   * firmware re-subscribes on. `ended`: a poll's first read (SubscriptionStore.findOwned).
+   */
+  async requireOwned(
+    caller: Caller,
+    id: string | undefined,
+    kind: SubscriptionKind,
+    ended?: (pending: PendingDelivery) => boolean,
+  ): Promise<SubscriptionInterest> {
     if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
     const interest = connectionId
-      ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind)
+      ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind, ended)
       : undefined;
     if (!interest) throw hubError('SubscriptionNotFound', { id });
     return interest;
@@ -121,7 +130,8 @@ export class Subscriptions {
     if (registering) registering.polls++;
     else this.registering.set(id, (registering = { polls: 1, changes: 0 }));
     const changesBefore = registering.changes;
-    const registered = this.requireOwned(caller, id, kind).then(
+    // Its first read also ends, on SQLite, the written answer of the subscription's last poll.
+    const registered = this.requireOwned(caller, id, kind, this.deliveries.ended).then(
       (interest) => {
         // Counted up to now: register below follows in the same synchronous run, no refresh between.
         const changed = registering.changes !== changesBefore;

@@ -60,8 +60,17 @@ export interface SubscriptionStore {
     filter: StateObjectPatterns,
   ): Promise<OpenedSubscription>;
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
-  /** The owner's subscription of that kind with what a poll of it listens for (touched), or undefined. */
-  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined>;
+  /**
+   * The owner's subscription of that kind with what a poll of it listens for (touched), or undefined.
+   * With `ended` (a poll's first read), an engine this process owns (SQLite) may end in the same write
+   * a pending delivery `ended` approves: one whose answer was written, which a take would read on past.
+   */
+  findOwned(
+    owner: SubscriptionOwner,
+    id: string,
+    kind: SubscriptionKind,
+    ended?: (pending: PendingDelivery) => boolean,
+  ): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
   /**
    * Settles the subscription's pending delivery if `token` is still the pending one: `written`, it is

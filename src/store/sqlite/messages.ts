@@ -32,6 +32,13 @@ const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.s
 /** All and Others reach by subscription, not by name: their args need not be parsed. */
 const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
 const NO_ARGS: string[] = [];
+const NO_GROUPS: string[] = [];
+
+/** A subscription's row with its owner's (ownedNow): `kind` is the caller's, `subscription_kind` the subscription's. */
+export interface OwnedSubscriptionRow extends SubscriptionCallerRow {
+  subscription_kind: string;
+  credential_name: string;
+}
 
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
@@ -44,6 +51,7 @@ export class SqliteMessageStore implements MessageStore {
   private readonly advance;
   private readonly deliver;
   private readonly callerOf;
+  private readonly ownedOf;
   private readonly configuredGroups;
   private readonly joinedGroups;
   private readonly join;
@@ -74,6 +82,11 @@ export class SqliteMessageStore implements MessageStore {
     this.callerOf =
       sqlite.prepare(`select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id,
         s.pending_token, s.pending_ms, s.redeliver_from
+      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
+    // A poll's first read: the subscription's owner and pending delivery with its caller's names, in one statement.
+    this.ownedOf =
+      sqlite.prepare(`select s.kind as subscription_kind, s.credential_name, s.pending_token, s.pending_ms, s.read_message_id,
+        s.redeliver_from, c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name
       from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
     this.configuredGroups = sqlite
       .prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?')
@@ -126,10 +139,22 @@ export class SqliteMessageStore implements MessageStore {
   /** Inside a subscription's transaction: the caller's names and groups, its cursor and what is pending. */
   addressesNow(subscription: string): (MessageAddresses & SubscriptionCursor) | undefined {
     const c = this.callerOf.get(subscription) as SubscriptionCallerRow | undefined;
-    if (!c) return undefined;
+    return c && this.addressesOfNow(subscription, c);
+  }
+
+  /**
+   * Inside a transaction: any subscription `id` with its owner (its caller's connection id and its
+   * credential), its kind and, for a message subscription, what addressesOfNow needs; one statement.
+   */
+  ownedNow(id: string): OwnedSubscriptionRow | undefined {
+    return this.ownedOf.get(id) as OwnedSubscriptionRow | undefined;
+  }
+
+  /** Inside a transaction: addressesNow from the subscription's row already read. */
+  addressesOfNow(subscription: string, c: SubscriptionCallerRow): MessageAddresses & SubscriptionCursor {
     const configured = hasConfiguredGroups(c.kind)
       ? (this.configuredGroups.all(c.sentinel_name, c.package_name) as string[])
-      : [];
+      : NO_GROUPS;
     return subscriptionAddresses(c, configured, this.joinedGroups.all(subscription) as JoinedGroupRow[]);
   }
 

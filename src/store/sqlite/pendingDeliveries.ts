@@ -2,7 +2,8 @@
  * Pending deliveries on SQLite (hub/deliveries.ts): the StateObject side of a take's claim (each filter's
  * cursor before the delivery, the token on the subscription) and the settling of any subscription's
  * pending delivery: consumed (the token goes), or put back (the cursors return to before it). A written
- * answer's delivery is consumed by the next take of its subscription, or at a graceful shutdown.
+ * answer's delivery is consumed by the next poll of its subscription (its first read, findOwned, or
+ * its take), or at a graceful shutdown.
  * `…Now` methods run inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';

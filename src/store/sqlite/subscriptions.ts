@@ -15,22 +15,31 @@ import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import type {
   ExpiredSubscription,
   OpenedSubscription,
+  PendingDelivery,
   SubscriptionInterest,
   SubscriptionKind,
   SubscriptionOwner,
   SubscriptionStore,
 } from '../../hub/ports/subscriptions.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
-import type { SqliteMessageStore } from './messages.js';
+import type { OwnedSubscriptionRow, SqliteMessageStore } from './messages.js';
 import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import type { SqliteStateObjectStore } from './stateObjects.js';
 
 /** The hub setting that records the last moment the hub was alive (idle time counts only while it runs). */
 const HEARTBEAT_KEY = 'heartbeat_ms';
 
+/** What findOwned reads of a subscription first (the owner's connection id as `connection_id`). */
+type OwnerRow = Pick<
+  OwnedSubscriptionRow,
+  'subscription_kind' | 'connection_id' | 'credential_name' | 'pending_token' | 'pending_ms'
+>;
+
 export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly select;
   private readonly touch;
+  private readonly touchAndEnd;
+  private readonly ownerOf;
   private readonly insertRow;
   private readonly countOwned;
 
@@ -45,6 +54,10 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   ) {
     this.select = sqlite.prepare('select * from subscriptions where id = ?');
     this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
+    this.ownerOf =
+      sqlite.prepare(`select kind as subscription_kind, owner_connection_id as connection_id, credential_name,
+      pending_token, pending_ms from subscriptions where id = ?`);
+    this.touchAndEnd = sqlite.prepare('update subscriptions set last_active_ms = ?, pending_token = null where id = ?');
     this.insertRow =
       sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
       values (?, ?, ?, ?, ?, ?, ?)`);
@@ -74,16 +87,31 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
 
   /**
    * The owner's subscription of that kind (touched: active now) with what a poll of it listens for;
-   * undefined when it does not exist or is someone else's.
+   * undefined when it does not exist or is someone else's. A pending delivery `ended` approves (a
+   * written answer, port) ends in the touch's own statement: the poll's take then finds none and, with
+   * nothing new, writes nothing (instead of one more UPDATE per poll).
    */
-  findOwned(owner: SubscriptionOwner, id: string, kind: SubscriptionKind): Promise<SubscriptionInterest | undefined> {
+  findOwned(
+    owner: SubscriptionOwner,
+    id: string,
+    kind: SubscriptionKind,
+    ended?: (pending: PendingDelivery) => boolean,
+  ): Promise<SubscriptionInterest | undefined> {
     return this.batcher.run((): SubscriptionInterest | undefined => {
-      const row = this.select.get(id) as SubscriptionRow | undefined;
-      if (!row || !this.owns(row, owner, kind)) return undefined;
-      this.touch.run(Date.now(), id);
+      // A message subscription's row comes with its caller's names (its addresses), in one statement.
+      const row = (kind === 'messages' ? this.messages.ownedNow(id) : this.ownerOf.get(id)) as OwnerRow | undefined;
+      if (
+        !row ||
+        row.subscription_kind !== kind ||
+        row.connection_id !== owner.connectionId ||
+        row.credential_name !== owner.credentialName
+      )
+        return undefined;
+      const token = row.pending_token;
+      if (token !== null && ended?.({ token, sinceMs: row.pending_ms ?? 0 })) this.touchAndEnd.run(Date.now(), id);
+      else this.touch.run(Date.now(), id);
       if (kind === 'state_objects') return { kind, filters: this.stateObjects.filtersNow(id) };
-      const addresses = this.messages.addressesNow(id);
-      return addresses ? { kind, addresses } : undefined;
+      return { kind, addresses: this.messages.addressesOfNow(id, row as OwnedSubscriptionRow) };
     });
   }
 
