@@ -157,7 +157,7 @@ export const post = (
 ) => call(hub, 'POST', action, identity, { body, contentType });
 
 /** The subscription id out of a Subscribe* answer (a JSON string). */
-export const idOf = (reply: Reply) => {
+export const idOf = (reply: Pick<Reply, 'status' | 'text' | 'json'>) => {
   if (reply.status !== 200) throw new Error(`subscribe failed: ${reply.status} ${reply.text}`);
   return reply.json<string>();
 };
