@@ -111,6 +111,30 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
     expect(rows).toEqual([{ last_active_ms: now - 10_000 }]);
   });
 
+  it('a process starting while another runs discounts nothing: the hub was not down', async () => {
+    const owner = await ownerNamed('running');
+    const { id } = await a.subscriptions.openMessages(owner, undefined);
+    const now = Date.now();
+    await a.subscriptions.heartbeat(now - 10_000);
+    await admin.query('update subscriptions set last_active_ms = $1 where id = $2', [now - 20_000, id]);
+    const running = {
+      id: 'running',
+      host: 'elsewhere',
+      pid: 1,
+      version: 'x',
+      startedMs: now - 60_000,
+      waitingPolls: 0,
+    };
+    await b.processes.heartbeat(running);
+    try {
+      await a.subscriptions.discountDowntime(now);
+      const { rows } = await admin.query('select last_active_ms from subscriptions where id = $1', [id]);
+      expect(rows).toEqual([{ last_active_ms: now - 20_000 }]);
+    } finally {
+      await b.processes.remove(running.id, 60_000);
+    }
+  });
+
   it('what one process pushes, purges and sends, a subscription read through the other gets, once', async () => {
     const owner = await ownerNamed('reader');
     const objects = await b.subscriptions.openStateObjects(owner, undefined, {

@@ -7,7 +7,8 @@ import type { HubProcessReport, HubProcessRow, ProcessRegistryStore } from '../.
 import type { HubProcessesTable } from './schema.js';
 import { query } from './transaction.js';
 
-const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+/** PostgreSQL's clock in epoch ms (the registry's heartbeats are stamped with it). */
+export const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 
 export class PostgresProcessRegistryStore implements ProcessRegistryStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -24,9 +24,12 @@ import { hasWildcard } from '../../wildcard.js';
 import { messageHead } from './messageSubscriptions.js';
 import { findOwned } from './ownedInterest.js';
 import type { PostgresPendingDeliveries } from './pendingDeliveries.js';
+import { NOW_MS } from './processes.js';
 import { storeError, transaction } from './transaction.js';
 
 const HEARTBEAT_KEY = 'heartbeat_ms';
+/** A registry heartbeat younger than this is a process still running (3 of its 5 s heartbeats). */
+const LIVE_PROCESS_MS = 15_000;
 /** When a process last swept (the sweeper of another process skips its turn until half an interval later). */
 const SWEPT_KEY = 'swept_ms';
 
@@ -107,7 +110,13 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     return this.pending.settle(id, token, written);
   }
 
-  /** Under a lock on the heartbeat row: two processes starting at once discount the downtime once. */
+  /**
+   * Under a lock on the heartbeat row: two processes starting at once discount the downtime once. A
+   * process that starts while another runs (its registry row's heartbeat younger than
+   * LIVE_PROCESS_MS) discounts nothing: the hub was not down, and an update of every subscription
+   * beside other processes' takes deadlocked with them (a restarted process exited on it in the chaos
+   * run, 26 November).
+   */
   discountDowntime(now: number): Promise<void> {
     return transaction(this.pool, async (client) => {
       await client.query({
@@ -115,13 +124,14 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
         text: `insert into hub_settings (key, value) values ($1, $2) on conflict do nothing`,
         values: [HEARTBEAT_KEY, String(now)],
       });
-      const { rows } = await client.query<{ value: string }>({
+      const { rows } = await client.query<{ value: string; running: boolean }>({
         name: 'hub_heartbeat_lock',
-        text: 'select value from hub_settings where key = $1 for update',
-        values: [HEARTBEAT_KEY],
+        text: `select value, exists (select 1 from hub_processes where heartbeat_ms > ${NOW_MS} - $2) as running
+               from hub_settings where key = $1 for update`,
+        values: [HEARTBEAT_KEY, LIVE_PROCESS_MS],
       });
       const last = Number(rows[0].value);
-      if (now > last)
+      if (now > last && !rows[0].running)
         await client.query({
           name: 'hub_discount',
           text: 'update subscriptions set last_active_ms = last_active_ms + $1',
