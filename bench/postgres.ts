@@ -27,6 +27,7 @@ import {
   percentile,
   pollEachObject,
   ROOT,
+  pssOf,
   rssOf,
   sampleWakeUps,
   sleep,
@@ -408,6 +409,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
     const held = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
     const rss = hubs.map((h) => rssOf(h.pid));
     const rssTotal = rss.reduce((s, v) => s + v, 0);
+    const pssTotal = hubs.reduce((s, h) => s + pssOf(h.pid), 0);
     const reports = workers.map((w) => w.next('received'));
     const sent = performance.timeOrigin + performance.now();
     const { status } = await httpGet(
@@ -437,7 +439,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
       measure: 'hub processes’ RSS together',
       value: gib(rssTotal),
       unit: 'GiB',
-      note: `target ≤ 1.5 GB: ${verdict(rssTotal <= 1.5e9)}; ${gib(rssIdle)} GiB before the polls; per process ${rss.map((r) => Math.round(r / 2 ** 20)).join(', ')} MiB`,
+      note: `target ≤ 1.5 GB: ${verdict(rssTotal <= 1.5e9)}; ${gib(rssIdle)} GiB before the polls; per process ${rss.map((r) => Math.round(r / 2 ** 20)).join(', ')} MiB; PSS together (shared pages counted once) ${gib(pssTotal)} GiB`,
     });
     record({
       scenario,

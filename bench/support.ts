@@ -102,6 +102,17 @@ export function rssOf(pid: number): number {
   return kb * 1024;
 }
 
+/**
+ * A process's proportional set size in bytes: its private pages plus its share of pages it shares
+ * (the code and libraries every hub process maps). Summed over processes it counts each page once,
+ * where summed RSS counts a shared page once per process.
+ */
+export function pssOf(pid: number): number {
+  const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+  return kb * 1024;
+}
+
 /** Keep-alive connection pools by origin, without a connection cap: one connection per outstanding request. */
 const pools = new Map<string, Pool>();
 
