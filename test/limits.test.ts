@@ -139,6 +139,32 @@ describe('metrics', () => {
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toMatch(/hub_http_requests_total\{interface="platform",action="pushstateobject",status="204"\} 1/);
+    // The push's duration: counted once, in cumulative buckets up to +Inf, with a sum.
+    const push = 'interface="platform",action="pushstateobject"';
+    const buckets = [
+      ...text.matchAll(new RegExp(`^hub_http_request_duration_seconds_bucket\\{${push},le="([^"]+)"\\} (\\d+)$`, 'gm')),
+    ];
+    expect(buckets.map(([, le]) => le)).toEqual([
+      '0.001',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.5',
+      '1',
+      '5',
+      '30',
+      '120',
+      '+Inf',
+    ]);
+    const counts = buckets.map(([, , n]) => Number(n));
+    expect(counts.every((n, i) => i === 0 || n >= counts[i - 1])).toBe(true);
+    expect(counts.at(-1)).toBe(1);
+    expect(text).toContain(`hub_http_request_duration_seconds_count{${push}} 1\n`);
+    expect(
+      Number(new RegExp(`^hub_http_request_duration_seconds_sum\\{${push}\\} (\\S+)$`, 'm').exec(text)?.[1]),
+    ).toBeGreaterThan(0);
     expect(text).toMatch(/hub_waiting_long_polls 1/);
     expect(text).toMatch(/hub_state_objects 1/);
     expect(text).toMatch(/hub_subscriptions\{kind="messages"\} 1/);

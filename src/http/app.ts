@@ -12,6 +12,7 @@ import KoaApp from 'koa';
 import { randomUUID } from 'node:crypto';
 import { hubError } from '../errors.js';
 import type { InterfaceName } from '../hub/caller.js';
+import type { RequestRecorder } from '../metrics.js';
 import { ActionIndex } from './actionIndex.js';
 import { bodyReader } from './bodyReading.js';
 import { consoleAssets } from './consoleAssets.js';
@@ -27,12 +28,6 @@ import { requireCaller } from './requireCaller.js';
 
 /** The route an interface is mounted on: its prefix, then any action (`{*action}` may be empty). */
 const ANY_ACTION = '/{*action}';
-
-/** Metrics for one (route, status): labelled children resolved once, off prom-client's hashing path. */
-interface RouteCounter {
-  count(): void;
-  time(seconds: number): void;
-}
 
 /** A route's metric labels: `/rest/<interface>/<action>`, an interface's mount (unmatched), or another path. */
 function routeLabels(route: string | undefined): { iface: string; action: string } {
@@ -50,19 +45,17 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
   const { metrics } = services;
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
-  const counters = new Map<string | undefined, Map<number, RouteCounter>>();
-  const counterFor = (route: string | undefined, status: number): RouteCounter => {
-    let byStatus = counters.get(route);
-    if (!byStatus) counters.set(route, (byStatus = new Map()));
-    let counter = byStatus.get(status);
-    if (!counter) {
+  const recorders = new Map<string | undefined, Map<number, RequestRecorder>>();
+  const recorderFor = (route: string | undefined, status: number): RequestRecorder => {
+    let byStatus = recorders.get(route);
+    if (!byStatus) recorders.set(route, (byStatus = new Map()));
+    let recorder = byStatus.get(status);
+    if (!recorder) {
       const { iface, action } = routeLabels(route);
-      const requests = metrics.requests.labels({ interface: iface, action, status: String(status) });
-      const duration = metrics.requestDuration.labels({ interface: iface, action });
-      counter = { count: () => requests.inc(), time: (seconds) => duration.observe(seconds) };
-      byStatus.set(status, counter);
+      recorder = metrics.requests.recorder(iface, action, status);
+      byStatus.set(status, recorder);
     }
-    return counter;
+    return recorder;
   };
 
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
@@ -84,9 +77,7 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
       const { requestId, detached } = ctx.state;
       // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
       const record = (status: number) => {
-        const counter = counterFor(typeof route === 'string' ? route : undefined, status);
-        counter.count();
-        counter.time((performance.now() - started) / 1000);
+        recorderFor(typeof route === 'string' ? route : undefined, status).record((performance.now() - started) / 1000);
         if (debug && !failed) {
           services.logger.debug(
             { reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) },

@@ -1,0 +1,142 @@
+/**
+ * P3's fan-out on PostgreSQL (bench/postgres.ts) for two builds side by side: 3 hub processes of build A
+ * on one fresh database and 3 of build B on another, each with its 1,000 StateObject subscribers
+ * (subscriber i subscribed and polling on process i % 3), all up throughout; the rounds alternate
+ * between the builds (one push through process round % 3 of the one whose turn it is), so both meet the
+ * same load of the box. Usage, after `npm run build`, with the other build copied inside the
+ * repository so it finds node_modules:
+ *   sh bench/withFileLimit.sh node --import tsx bench/postgresFanoutAB.ts dist .old-dist [rounds per build]
+ * HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to every hub's node. Prints per build the median and p99 of push → last answer, the median of the per-pair ratios A/B, and
+ * the CPU per round of the hubs and of their PostgreSQL backends (/proc), push → last answer.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import pg from 'pg';
+import type { Client } from 'undici';
+import type { Server } from './support.js';
+import { device, httpGet, identity, median, percentile, sleep, startHubProcess, subscribeEach } from './support.js';
+
+const [a = 'dist', b = '.old-dist', rounds = '24'] = process.argv.slice(2);
+const ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const N = 1000;
+
+/** CPU ms (user + system) of a process so far; 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+interface Side {
+  dist: string;
+  database: string;
+  hubs: Server[];
+  devices: Client[];
+  ids: string[];
+  lasts: number[];
+  hubMs: number[];
+  pgMs: number[];
+}
+
+const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
+
+async function startSide(dist: string): Promise<Side> {
+  const database = `hub_ab_${crypto.randomBytes(4).toString('hex')}`;
+  await admin.query(`create database ${database}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  const hubs: Server[] = [];
+  const side: Side = { dist, database, hubs, devices: [], ids: [], lasts: [], hubMs: [], pgMs: [] };
+  const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  for (let i = 0; i < 3; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url.toString() }, nodeArgs, dist));
+  const on = (i: number) => hubs[i % hubs.length];
+  side.devices = Array.from({ length: N }, (_, i) => device(on(i).url));
+  side.ids = await subscribeEach(on, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`);
+  return side;
+}
+
+async function stopSide(side: Side): Promise<void> {
+  await Promise.all(side.hubs.map((h) => h.stop()));
+  await Promise.allSettled(side.devices.map((d) => d.destroy()));
+  await admin.query(`drop database if exists ${side.database} with (force)`);
+}
+
+async function waitingPolls(hubs: Server[], atLeast: number): Promise<void> {
+  for (let i = 0; i < 1800; i++) {
+    const counts = await Promise.all(
+      hubs.map(async (hub) => {
+        const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
+        return Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
+      }),
+    );
+    if (counts.reduce((s, v) => s + v, 0) >= atLeast) return;
+    await sleep(100);
+  }
+  throw new Error(`fewer than ${atLeast} polls waiting`);
+}
+
+/** One round of a side: every subscriber polls, one push, until the last answer (ms); the CPU it took is recorded. */
+async function round(side: Side, n: number, record: boolean): Promise<number> {
+  const { hubs, ids, devices } = side;
+  const on = (i: number) => hubs[i % hubs.length];
+  const polls = ids.map((id, i) =>
+    httpGet(
+      `${on(i).url}/rest/consumer/GetStateObjects?${identity.consumer(`G${i}`)}&subscriptionId=${id}&timeout=120000`,
+      devices[i],
+    ).then((r) => ({ r, t: performance.now() })),
+  );
+  await waitingPolls(hubs, N);
+  await sleep(200);
+  const backends = (
+    await admin.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1`, [side.database])
+  ).rows.map((r) => r.pid);
+  const pgBefore = backends.map(cpuMs);
+  const hubBefore = hubs.map((h) => cpuMs(h.pid));
+  const sent = performance.now();
+  await httpGet(`${on(n).url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${n}`);
+  const replies = await Promise.all(polls);
+  const last = Math.max(...replies.map(({ t }) => t - sent));
+  const hubMs = hubs.reduce((s, h, i) => s + cpuMs(h.pid) - hubBefore[i], 0);
+  const pgMs = backends.reduce((s, pid, i) => s + cpuMs(pid) - pgBefore[i], 0);
+  if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the push');
+  if (record) {
+    side.lasts.push(last);
+    side.hubMs.push(hubMs);
+    side.pgMs.push(pgMs);
+  }
+  return last;
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+await admin.connect();
+const sides: Side[] = [];
+try {
+  sides.push(await startSide(a));
+  sides.push(await startSide(b));
+  const [sa, sb] = sides;
+  // The first round of each answers polls that ran before the object existed: a warm-up.
+  await round(sa, 0, false);
+  await round(sb, 0, false);
+  const ratios: number[] = [];
+  for (let n = 1; n <= Number(rounds); n++) {
+    // Alternate which build goes first in a pair.
+    const first = n % 2 === 0 ? sa : sb;
+    const second = first === sa ? sb : sa;
+    const t1 = await round(first, n, true);
+    const t2 = await round(second, n, true);
+    ratios.push(first === sa ? t1 / t2 : t2 / t1);
+    console.error(`  pair ${n}: ${first.dist} ${r1(t1)} ms, ${second.dist} ${r1(t2)} ms`);
+  }
+  for (const side of sides) {
+    console.log(
+      `${side.dist}: push → last of ${N} answers median ${r1(median(side.lasts))} ms, p99 ${r1(percentile(side.lasts, 99))} ms (${side.lasts.length} rounds); CPU per round: hubs ${r1(median(side.hubMs))} ms + backends ${r1(median(side.pgMs))} ms`,
+    );
+  }
+  console.log(`${a}/${b}: ${Math.round(median(ratios) * 1000) / 1000} (median of ${ratios.length} pairs)`);
+} finally {
+  for (const side of sides) await stopSide(side);
+  await admin.end();
+}
