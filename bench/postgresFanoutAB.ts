@@ -43,6 +43,8 @@ interface Side {
 
 const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
 
+const sides: Side[] = [];
+
 async function startSide(dist: string): Promise<Side> {
   const database = `hub_ab_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`create database ${database}`);
@@ -50,6 +52,8 @@ async function startSide(dist: string): Promise<Side> {
   url.pathname = `/${database}`;
   const hubs: Server[] = [];
   const side: Side = { dist, database, hubs, devices: [], ids: [], lasts: [], hubMs: [], pgMs: [] };
+  // Stopped and dropped at the end even if starting it fails.
+  sides.push(side);
   const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   for (let i = 0; i < 3; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url.toString() }, nodeArgs, dist));
   const on = (i: number) => hubs[i % hubs.length];
@@ -112,11 +116,9 @@ async function round(side: Side, n: number, record: boolean): Promise<number> {
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
 await admin.connect();
-const sides: Side[] = [];
 try {
-  sides.push(await startSide(a));
-  sides.push(await startSide(b));
-  const [sa, sb] = sides;
+  const sa = await startSide(a);
+  const sb = await startSide(b);
   // The first round of each answers polls that ran before the object existed: a warm-up.
   await round(sa, 0, false);
   await round(sb, 0, false);
