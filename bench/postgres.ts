@@ -13,12 +13,13 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { Server } from './support.js';
 import {
+  BENCH_ADMIN_URL,
+  cpuMs,
   device,
   httpGet,
   identity,
@@ -47,7 +48,6 @@ type Recorder = (row: Row) => void;
 const QUICK = process.env.BENCH_QUICK === '1';
 const REPEATS = QUICK ? 1 : 3;
 const SECONDS = QUICK ? 2 : 4;
-const ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const r1 = (v: number) => Math.round(v * 10) / 10;
 const r2 = (v: number) => Math.round(v * 100) / 100;
 const progress = (what: string) => console.error(`  [${new Date().toISOString().slice(11, 19)}] ${what}`);
@@ -55,11 +55,11 @@ const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 /** A fresh database for one scenario; `drop()` removes it (with force: hubs may still be closing). */
 async function freshDatabase(): Promise<{ url: string; admin: pg.Client; drop(): Promise<void> }> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
+  const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
   await admin.connect();
   const name = `hub_bench_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`create database ${name}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(BENCH_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
@@ -85,17 +85,6 @@ async function startPostgresHubs(url: string, count: number, env: { [k: string]:
 }
 
 const stopAll = (hubs: Server[]) => Promise.all(hubs.map((h) => h.stop()));
-
-/** CPU milliseconds (user + system, every thread) a process has used, from /proc/<pid>/stat; 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
-  } catch {
-    return 0;
-  }
-}
 
 /** The PostgreSQL backends of these hub processes (application_name `hub:<pid>:<role>`). */
 async function backendsOf(admin: pg.Client, hubs: Server[]): Promise<number[]> {

@@ -10,25 +10,24 @@
  * the CPU per round of the hubs and of their PostgreSQL backends (/proc), push → last answer.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import pg from 'pg';
 import type { Client } from 'undici';
 import type { Server } from './support.js';
-import { device, httpGet, identity, median, percentile, sleep, startHubProcess, subscribeEach } from './support.js';
+import {
+  BENCH_ADMIN_URL,
+  cpuMs,
+  device,
+  httpGet,
+  identity,
+  median,
+  percentile,
+  sleep,
+  startHubProcess,
+  subscribeEach,
+} from './support.js';
 
 const [a = 'dist', b = '.old-dist', rounds = '24'] = process.argv.slice(2);
-const ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = 1000;
-
-/** CPU ms (user + system) of a process so far; 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 interface Side {
   dist: string;
@@ -41,14 +40,14 @@ interface Side {
   pgMs: number[];
 }
 
-const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
+const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
 
 const sides: Side[] = [];
 
 async function startSide(dist: string): Promise<Side> {
   const database = `hub_ab_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`create database ${database}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(BENCH_ADMIN_URL);
   url.pathname = `/${database}`;
   const hubs: Server[] = [];
   const side: Side = { dist, database, hubs, devices: [], ids: [], lasts: [], hubMs: [], pgMs: [] };

@@ -8,25 +8,13 @@
  * of the per-turn ratios A/B, and CPU per push of the hubs and of their PostgreSQL backends (/proc).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { Server } from './support.js';
-import { identity, median, startHubProcess } from './support.js';
+import { BENCH_ADMIN_URL, cpuMs, identity, median, startHubProcess } from './support.js';
 
 const [a = 'dist', b = '.old-dist', turns = '5', counts = '1'] = process.argv.slice(2);
-const ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = 3;
-
-/** CPU ms (user + system) of a process so far; 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 async function pushRate(hubs: Server[], seconds: number): Promise<{ rate: number; total: number }> {
   let n = 0;
@@ -59,7 +47,7 @@ async function pushRate(hubs: Server[], seconds: number): Promise<{ rate: number
 async function postgresTurn(admin: pg.Client, dist: string, count: number) {
   const name = `hub_ab_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`create database ${name}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(BENCH_ADMIN_URL);
   url.pathname = `/${name}`;
   const hubs: Server[] = [];
   try {
@@ -81,7 +69,7 @@ async function postgresTurn(admin: pg.Client, dist: string, count: number) {
   }
 }
 
-const admin = new pg.Client({ connectionString: ADMIN_URL, application_name: 'hub-bench' });
+const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
 await admin.connect();
 const sqlite = await startHubProcess({}, [], b);
 const r = (x: number, places = 100) => Math.round(x * places) / places;

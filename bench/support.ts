@@ -102,6 +102,20 @@ export function rssOf(pid: number): number {
   return kb * 1024;
 }
 
+/** The shared PostgreSQL server the benchmarks create their databases on. */
+export const BENCH_ADMIN_URL = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** CPU milliseconds (user + system, every thread) a process has used, from /proc/<pid>/stat; 0 once it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * A process's proportional set size in bytes: its private pages plus its share of pages it shares
  * (the code and libraries every hub process maps). Summed over processes it counts each page once,
