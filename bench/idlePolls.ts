@@ -2,7 +2,7 @@
  * A worker of bench/postgres.ts's idle-polls scenario (started with fork, driven over IPC): subscribes
  * `count` message subscriptions on one hub process, then long-polls each over its own raw keep-alive
  * socket bound to `localAddress` (a 127.0.0.x of its own: ephemeral ports are per source address), and
- * re-polls any that time out. It reports when every poll has been answered with a message, with the
+ * re-polls any that time out (connections open at BENCH_IDLE_OPEN_PER_SECOND per worker, 1,000 by default). It reports when every poll has been answered with a message, with the
  * moment (performance.timeOrigin + now, comparable across processes) of the last answer.
  * Commands: setup → ready, subscribe → subscribed, poll → polling (every request written), report →
  * received (also sent by itself once all have a message).
@@ -31,6 +31,7 @@ let ids: string[] = [];
 let received = 0;
 let renewed = 0;
 let busy = 0;
+let retried = 0;
 let lastAt = 0;
 let reported = false;
 const now = () => performance.timeOrigin + performance.now();
@@ -38,7 +39,7 @@ const send = (m: object) => process.send?.(m);
 
 function report(): void {
   reported = true;
-  send({ type: 'received', received, renewed, lastAt, busy });
+  send({ type: 'received', received, renewed, lastAt, busy, retried });
 }
 
 async function subscribe(): Promise<void> {
@@ -68,59 +69,84 @@ async function subscribe(): Promise<void> {
   clearInterval(ticker);
 }
 
-/** One socket polling subscription `id` until it is answered with a message. */
+/**
+ * Subscription `id` long-polled over its own socket until a message answers it. As a device does, a
+ * poll refused with 408 (its headers not read in time: the hub was busy accepting thousands of
+ * connections) or whose connection closed unanswered connects again after 100 ms; each such retry is
+ * counted. Resolves once the first connection is up.
+ */
 function pollOn(id: string): Promise<void> {
   const { hostname, port } = new URL(setup.url);
   const request = `GET /rest/consumer/GetMessages?${setup.identity}&subscriptionId=${id}&timeout=120000 HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`;
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: hostname, port: Number(port), localAddress: setup.localAddress });
-    let buffer = '';
-    socket.setEncoding('latin1');
-    socket.on('connect', () => {
-      socket.write(request);
-      resolve();
-    });
-    socket.on('error', (error) => {
-      reject(error);
-      send({ type: 'error', message: `poll socket: ${error.message}` });
-    });
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/content-length: *(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? NaN);
-      if (Number.isNaN(length) || buffer.length < end + 4 + length) return;
-      const status = buffer.slice(9, 12);
-      const body = buffer.slice(end + 4, end + 4 + length);
-      buffer = buffer.slice(end + 4 + length);
-      if (status === '503') {
-        // The process's connections to PostgreSQL were all busy for HUB_LOCK_WAIT_MS: a device polls again.
-        busy++;
-        setTimeout(() => socket.write(request), 100);
-        return;
-      }
-      if (status !== '200') {
-        send({ type: 'error', message: `poll answered ${status}: ${body}` });
-        return;
-      }
-      if (body === '[]') {
-        renewed++;
+  return new Promise((resolve) => {
+    const connect = () => {
+      const socket = net.connect({ host: hostname, port: Number(port), localAddress: setup.localAddress });
+      let buffer = '';
+      let done = false;
+      const again = () => {
+        if (done) return;
+        done = true;
+        retried++;
+        socket.destroy();
+        setTimeout(connect, 100);
+      };
+      socket.setEncoding('latin1');
+      socket.on('connect', () => {
         socket.write(request);
-        return;
-      }
-      received++;
-      lastAt = now();
-      socket.end();
-      if (received === setup.count && !reported) report();
-    });
+        resolve();
+      });
+      socket.on('error', again);
+      socket.on('close', again);
+      socket.on('data', (chunk: string) => {
+        buffer += chunk;
+        const end = buffer.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? NaN);
+        if (Number.isNaN(length) || buffer.length < end + 4 + length) return;
+        const status = buffer.slice(9, 12);
+        const body = buffer.slice(end + 4, end + 4 + length);
+        buffer = buffer.slice(end + 4 + length);
+        if (status === '503') {
+          // The process's connections to PostgreSQL were all busy for HUB_LOCK_WAIT_MS: a device polls again.
+          busy++;
+          setTimeout(() => socket.write(request), 100);
+          return;
+        }
+        if (status === '408') return again();
+        if (status !== '200') {
+          send({ type: 'error', message: `poll answered ${status}: ${body}` });
+          return;
+        }
+        if (body === '[]') {
+          renewed++;
+          socket.write(request);
+          return;
+        }
+        done = true;
+        received++;
+        lastAt = now();
+        socket.end();
+        if (received === setup.count && !reported) report();
+      });
+    };
+    connect();
   });
 }
 
+/** New connections per second from this worker at most: a burst of thousands stalls the hub's accepts. */
+const OPEN_PER_SECOND = Number(process.env.BENCH_IDLE_OPEN_PER_SECOND ?? 1000);
+
 async function poll(): Promise<void> {
+  const started = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: 50 }, async () => {
-      while (next < ids.length) await pollOn(ids[next++]);
+      while (next < ids.length) {
+        const i = next++;
+        const due = started + (i * 1000) / OPEN_PER_SECOND - performance.now();
+        if (due > 0) await new Promise((r) => setTimeout(r, due));
+        await pollOn(ids[i]);
+      }
     }),
   );
 }
@@ -135,7 +161,7 @@ process.on('message', (m: { type: string } & Partial<Setup>) => {
       send({ type: 'subscribed', busy });
     } else if (m.type === 'poll') {
       await poll();
-      send({ type: 'polling', busy });
+      send({ type: 'polling', busy, retried });
     } else if (m.type === 'report') report();
   };
   run().catch((error: unknown) => send({ type: 'error', message: (error as Error).message }));

@@ -413,6 +413,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
     const received = got.reduce((s, m) => s + Number(m.received), 0);
     const renewed = got.reduce((s, m) => s + Number(m.renewed), 0);
     const pollBusy = got.reduce((s, m) => s + Number(m.busy), 0);
+    const retried = got.reduce((s, m) => s + Number(m.retried), 0);
     const lastAt = Math.max(...got.map((m) => Number(m.lastAt)));
     const ms = Math.round(lastAt - sent);
     const gib = (b: number) => Math.round((b / 2 ** 30) * 100) / 100;
@@ -421,7 +422,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
       measure: 'polls waiting after 5 s idle',
       value: held,
       unit: 'polls',
-      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated; subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s`,
+      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated, ${retried} connected again (408 or closed unanswered); subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s`,
     });
     record({
       scenario,
