@@ -125,7 +125,8 @@ function pollOn(id: string): Promise<void> {
         done = true;
         received++;
         lastAt = now();
-        socket.end();
+        // The connection stays open, as a device's that polls again on it: closing it here would put
+        // the teardown of every connection into the send's time (bench/bareAnswers.ts: ~2× per answer).
         if (received === setup.count && !reported) report();
       });
     };

@@ -54,37 +54,50 @@ const progress = (what: string) => console.error(`  [${new Date().toISOString().
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 /** A fresh database for one scenario; `drop()` removes it (with force: hubs may still be closing). */
-async function freshDatabase(): Promise<{ url: string; admin: pg.Client; drop(): Promise<void> }> {
+interface Database {
+  url: string;
+  admin: pg.Client;
+  /** Drops the database (once; again is a no-op). */
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(): Promise<Database> {
   const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
   await admin.connect();
   const name = `hub_bench_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`create database ${name}`);
   const url = new URL(BENCH_ADMIN_URL);
   url.pathname = `/${name}`;
+  let dropped = false;
   return {
     url: url.toString(),
     admin,
     async drop() {
+      if (dropped) return;
+      dropped = true;
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     },
   };
 }
 
-/**
- * `count` hub processes on one database, started one after another (the first migrates), of build
- * BENCH_HUB_DIST (default `dist`; an older build's directory for an A/B), with HUB_NODE_ARGS (e.g.
- * `--cpu-prof`) given to their node.
- */
-async function startPostgresHubs(url: string, count: number, env: { [k: string]: string } = {}): Promise<Server[]> {
+const stopAll = (hubs: Server[]) => Promise.all(hubs.map((h) => h.stop()));
+
+/** `count` hub processes on `db`; should one fail to start, those started stop and `db` is dropped. */
+async function startPostgresHubs(db: Database, count: number, env: { [k: string]: string } = {}): Promise<Server[]> {
   const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const dist = process.env.BENCH_HUB_DIST ?? 'dist';
   const hubs: Server[] = [];
-  for (let i = 0; i < count; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url, ...env }, nodeArgs, dist));
+  try {
+    for (let i = 0; i < count; i++)
+      hubs.push(await startHubProcess({ HUB_DATABASE_URL: db.url, ...env }, nodeArgs, dist));
+  } catch (error) {
+    await stopAll(hubs);
+    await db.drop();
+    throw error;
+  }
   return hubs;
 }
-
-const stopAll = (hubs: Server[]) => Promise.all(hubs.map((h) => h.stop()));
 
 /** The PostgreSQL backends of these hub processes (application_name `hub:<pid>:<role>`). */
 async function backendsOf(admin: pg.Client, hubs: Server[]): Promise<number[]> {
@@ -156,7 +169,7 @@ export async function postgresPush(record: Recorder): Promise<void> {
       sqliteCpu.push((cpuMs(base) - baseBefore) / s.total);
       const turnRates = new Map<number, number>();
       for (const k of counts) {
-        const hubs = await startPostgresHubs(db.url, k);
+        const hubs = await startPostgresHubs(db, k);
         try {
           await pushRate(hubs, 64, 1); // warm-up: JIT, statements, connections
           const { result, hubMs, pgMs } = await cpuDuring(db.admin, hubs, () => pushRate(hubs, 64));
@@ -212,7 +225,7 @@ export async function postgresPush(record: Recorder): Promise<void> {
 export async function postgresWakeUp(record: Recorder, n = 1000): Promise<void> {
   const scenario = `P2. wake-up across processes, ${n} polls`;
   const db = await freshDatabase();
-  const [a, b] = await startPostgresHubs(db.url, 2);
+  const [a, b] = await startPostgresHubs(db, 2);
   try {
     const ids = await subscribeEach(b, n, 'SubscribeToStateObjects', (i) => `${identity.consumer('Bench')}&name=N${i}`);
     const { arrived, close } = pollEachObject(b, ids);
@@ -266,7 +279,7 @@ const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then
 export async function postgresFanOut(record: Recorder, n = 1000): Promise<void> {
   const scenario = `P3. fan-out to ${n} polls on 3 processes`;
   const db = await freshDatabase();
-  const hubs = await startPostgresHubs(db.url, 3);
+  const hubs = await startPostgresHubs(db, 3);
   const on = (i: number) => hubs[i % hubs.length];
   const devices = Array.from({ length: n }, (_, i) => device(on(i).url));
   try {
@@ -368,7 +381,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
   const scenario = `P4. ${total} idle polls on ${processes} processes`;
   const db = await freshDatabase();
   // 4 store connections per process instead of 8 keep 7 processes within the shared server's 100.
-  const hubs = await startPostgresHubs(db.url, processes, {
+  const hubs = await startPostgresHubs(db, processes, {
     HUB_PG_POOL_MAX: '4',
     HUB_MAX_POLLS_PER_CREDENTIAL: String(total),
     HUB_MAX_SUBSCRIPTIONS_PER_CREDENTIAL: String(total),
