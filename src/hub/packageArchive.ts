@@ -3,9 +3,8 @@
  * Refuses what is not a readable zip, entries that escape their folder, archives that would unpack
  * beyond the limits (zip bombs), and manifests that do not match the schema.
  */
-import { XMLValidator } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import { z } from 'zod';
 import { nameSchema } from '../config/names.js';
 import { hubError } from '../errors.js';
@@ -56,9 +55,12 @@ export interface PackageContents {
 
 const refuse = (reason: string) => hubError('InvalidPackage', { reason });
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
+// yauzl and fast-xml-parser are loaded by the first archive read, not by every hub process at start
+// (~2 MiB of heap each process would keep for what only package uploads and downloads use).
+async function openZip(file: string): Promise<yauzl.ZipFile> {
+  const { default: zipReader } = await import('yauzl');
   return new Promise((resolve, reject) => {
-    yauzl.open(
+    zipReader.open(
       file,
       { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: true, decodeStrings: true },
       (error, zip) => {
@@ -182,6 +184,7 @@ export async function readPackageArchive(file: string, limits: ArchiveLimits): P
     const xsds = Object.create(null) as Record<string, string>;
     for (const setting of manifest.Settings) {
       if (!setting.Xsd) continue;
+      const { XMLValidator } = await import('fast-xml-parser');
       const text = (await member(setting.Xsd, `the XSD of setting '${setting.Key}'`)).toString('utf8');
       if (XMLValidator.validate(text) !== true) throw refuse(`the XSD '${setting.Xsd}' is not well-formed XML`);
       xsds[setting.Key] = text;
