@@ -113,12 +113,18 @@ export class PostgresListener {
         this.#resolveFirstReady();
         o.onReady();
         const silent = new Promise<string>((resolve) => {
+          let asking = false;
           heartbeat = setInterval(() => {
+            // One heartbeat at a time: a second query queued behind an unanswered one tells nothing more
+            // (and node-postgres deprecates queueing queries on a client).
+            if (asking) return;
+            asking = true;
             const timeout = setTimeout(() => resolve('heartbeat unanswered'), o.heartbeatTimeoutMs ?? 2_000);
-            client.query('select 1').then(
-              () => clearTimeout(timeout),
-              () => clearTimeout(timeout),
-            );
+            const answered = () => {
+              clearTimeout(timeout);
+              asking = false;
+            };
+            client.query('select 1').then(answered, answered);
           }, o.heartbeatMs ?? 5_000);
         });
         const why = await Promise.race([lost, silent]);
