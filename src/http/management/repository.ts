@@ -2,6 +2,7 @@
 import type Router from '@koa/router';
 import fs from 'node:fs';
 import path from 'node:path';
+import { koaBody } from 'koa-body';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { nameSchema } from '../../config/names.js';
@@ -83,8 +84,6 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
         `Got '${ctx.get('Content-Type') || 'no Content-Type'}'.`,
       );
     }
-    // koa-body (with formidable, co-body and qs) is loaded by the first upload, not by every process at start.
-    const { koaBody } = await import('koa-body');
     const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
     const removeFolder = () => setTimeout(() => fs.rmSync(uploadDir, { recursive: true, force: true }), 50).unref();
     ctx.res.once('close', removeFolder);
