@@ -19,7 +19,6 @@ import type { Announcements, CrossProcessWakeUps } from './store/postgres/crossP
 import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
 import { openPostgresHubStore } from './store/postgres/hubStore.js';
 import { OwnCommits } from './store/postgres/ownCommits.js';
-import { openSqliteHubStore } from './store/sqlite/hubStore.js';
 
 /**
  * The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL (with `own`, what its writes
@@ -43,14 +42,16 @@ export async function openStore(
   };
   // PostgreSQL: `own` records what this process commits, which its cross-process feed need not read back.
   const own = new OwnCommits();
-  return options.databaseUrl
-    ? { ...(await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger, own })), own }
-    : await openSqliteHubStore({
-        ...common,
-        file: path.join(options.dataDir, 'hub.db'),
-        vacuumIntervalMs: options.vacuumIntervalMs,
-        logger,
-      });
+  if (options.databaseUrl)
+    return { ...(await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger, own })), own };
+  // The SQLite engine (its store, statements and migrations) loads only when it is the one chosen.
+  const { openSqliteHubStore } = await import('./store/sqlite/hubStore.js');
+  return openSqliteHubStore({
+    ...common,
+    file: path.join(options.dataDir, 'hub.db'),
+    vacuumIntervalMs: options.vacuumIntervalMs,
+    logger,
+  });
 }
 
 /** PostgreSQL: what other hub processes commit, announced to this one's `notifier` so it wakes its polls too. */
