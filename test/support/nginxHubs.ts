@@ -94,8 +94,10 @@ function startHubProcess(hub: HubProcess, env: Record<string, string>): Promise<
     }, START_MS);
     const take = (chunk: Buffer) => {
       // HUB_TEST_HUB_LOG_DIR keeps each process's whole output (hub-<port>.log), to read after a failed run.
-      if (process.env.HUB_TEST_HUB_LOG_DIR)
+      if (process.env.HUB_TEST_HUB_LOG_DIR) {
+        fs.mkdirSync(process.env.HUB_TEST_HUB_LOG_DIR, { recursive: true });
         fs.appendFileSync(path.join(process.env.HUB_TEST_HUB_LOG_DIR, `hub-${hub.port}.log`), chunk);
+      }
       hub.output += chunk.toString();
       if (hub.output.length > 1_000_000) hub.output = hub.output.slice(-500_000);
       if (!started && hub.output.includes(`hub listening on http://127.0.0.1:${hub.port}`)) {
