@@ -10,8 +10,6 @@ import type { Hub } from './createHub.js';
 import { startHub } from './createHub.js';
 import { DataDirectoryInUse, lockDataDirectory } from './db/dataDirectory.js';
 import path from 'node:path';
-import { copySqliteToPostgres } from './store/postgres/fromSqlite.js';
-import { openConfigurationDocuments } from './store/postgres/configuration.js';
 import { exportConfiguration, importConfiguration } from './hub/configurationSharedStart.js';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
@@ -113,6 +111,7 @@ async function configCommand(
   }
   let opened;
   try {
+    const { openConfigurationDocuments } = await import('./store/postgres/configuration.js');
     opened = await openConfigurationDocuments({
       url: options.databaseUrl,
       sync: 'full',
@@ -156,6 +155,7 @@ async function migrate(options: HubOptions): Promise<void> {
     fail((error as Error).message);
   }
   try {
+    const { copySqliteToPostgres } = await import('./store/postgres/fromSqlite.js');
     const report = await copySqliteToPostgres({
       sqliteFile: path.join(options.dataDir, 'hub.db'),
       url: options.databaseUrl,

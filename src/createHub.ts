@@ -20,9 +20,7 @@ import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } fro
 import { createLogger } from './logger.js';
 import { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
-import { AUTH_FAILURE_CHANNEL } from './store/postgres/authFailures.js';
-import { CONFIGURATION_CHANNEL } from './store/postgres/configuration.js';
-import { registerCrossProcessMetrics } from './store/postgres/crossProcess.js';
+import { AUTH_FAILURE_CHANNEL, CONFIGURATION_CHANNEL } from './store/postgres/channels.js';
 
 export interface Hub {
   /** `http://HOST:PORT` (plus the first listen URI's path prefix) once started. */
@@ -99,10 +97,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     generatedAdminKey = loaded.generatedAdminKey;
     // PostgreSQL: what other hub processes commit wakes this one's polls too.
     const feed = await crossProcessFeed(options, logger, notifier, metrics, store.own);
-    if (feed) {
-      started.push(() => feed.stop());
-      registerCrossProcessMetrics(metrics.registry, feed);
-    }
+    if (feed) started.push(() => feed.stop());
     const built = await createServices(options, logger, loaded, store, notifier, metrics, feed?.polls);
     services = built.services;
     const { expiry, sweeper, processes, deliveries } = built;

@@ -15,10 +15,9 @@ import { listenAddresses } from './listen.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import type { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
+// Types only: each engine's modules load when it is the one chosen (a hub on SQLite never loads `pg`).
 import type { Announcements, CrossProcessWakeUps } from './store/postgres/crossProcess.js';
-import { startCrossProcessWakeUps } from './store/postgres/crossProcess.js';
-import { openPostgresHubStore } from './store/postgres/hubStore.js';
-import { OwnCommits } from './store/postgres/ownCommits.js';
+import type { OwnCommits } from './store/postgres/ownCommits.js';
 
 /**
  * The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL (with `own`, what its writes
@@ -40,10 +39,15 @@ export async function openStore(
     maxSubscriptionsPerCredential: options.maxSubscriptionsPerCredential,
     committed,
   };
-  // PostgreSQL: `own` records what this process commits, which its cross-process feed need not read back.
-  const own = new OwnCommits();
-  if (options.databaseUrl)
+  if (options.databaseUrl) {
+    const [{ openPostgresHubStore }, { OwnCommits }] = await Promise.all([
+      import('./store/postgres/hubStore.js'),
+      import('./store/postgres/ownCommits.js'),
+    ]);
+    // `own` records what this process commits, which its cross-process feed need not read back.
+    const own = new OwnCommits();
     return { ...(await openPostgresHubStore({ ...common, url: options.databaseUrl, log: logger, own })), own };
+  }
   // The SQLite engine (its store, statements and migrations) loads only when it is the one chosen.
   const { openSqliteHubStore } = await import('./store/sqlite/hubStore.js');
   return openSqliteHubStore({
@@ -64,7 +68,8 @@ export async function crossProcessFeed(
   own?: OwnCommits,
 ): Promise<CrossProcessWakeUps | undefined> {
   if (!options.databaseUrl) return undefined;
-  return startCrossProcessWakeUps({
+  const { registerCrossProcessMetrics, startCrossProcessWakeUps } = await import('./store/postgres/crossProcess.js');
+  const feed = await startCrossProcessWakeUps({
     url: options.databaseUrl,
     sync: options.sync,
     lockWaitMs: options.lockWaitMs,
@@ -77,6 +82,8 @@ export async function crossProcessFeed(
       tailRead: (ms) => metrics.tailReadLag.observe(Math.max(0, ms) / 1000),
     },
   });
+  registerCrossProcessMetrics(metrics.registry, feed);
+  return feed;
 }
 
 /** The addresses this hub serves; throws ConfigurationError for a listen URI it cannot serve. */

@@ -9,8 +9,7 @@
 import type pg from 'pg';
 import type { AuthFailureStore } from '../../hub/ports/authFailures.js';
 import { query } from './transaction.js';
-
-export const AUTH_FAILURE_CHANNEL = 'hub_auth';
+import { AUTH_FAILURE_CHANNEL } from './channels.js';
 
 const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 const PRUNE_EVERY = 100;

@@ -18,9 +18,7 @@ import { migratePostgres } from './migrate.js';
 import type { PostgresConnectionOptions, PostgresLog } from './pool.js';
 import { createPool, openPostgres } from './pool.js';
 import { transaction } from './transaction.js';
-
-/** The channel a change of the configuration document is announced on (crossProcess.ts `listen`). */
-export const CONFIGURATION_CHANNEL = 'hub_configuration';
+import { CONFIGURATION_CHANNEL } from './channels.js';
 
 const CONFIGURATION_VERSIONS_KEPT = 50;
 
