@@ -12,13 +12,18 @@
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import path from 'node:path';
-import autocannon from 'autocannon';
-import pg from 'pg';
 import type { Server } from './support.js';
 import {
-  BENCH_ADMIN_URL,
+  cpuDuring,
+  freshDatabase,
+  pushLoad,
+  startPostgresHubs,
+  stopAll,
+  waitingOn,
+  waitingPollsOn,
+} from './postgresSupport.js';
+import {
   cpuMs,
   device,
   httpGet,
@@ -53,97 +58,6 @@ const r2 = (v: number) => Math.round(v * 100) / 100;
 const progress = (what: string) => console.error(`  [${new Date().toISOString().slice(11, 19)}] ${what}`);
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-/** A fresh database for one scenario; `drop()` removes it (with force: hubs may still be closing). */
-interface Database {
-  url: string;
-  admin: pg.Client;
-  /** Drops the database (once; again is a no-op). */
-  drop(): Promise<void>;
-}
-
-async function freshDatabase(): Promise<Database> {
-  const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
-  await admin.connect();
-  const name = `hub_bench_${crypto.randomBytes(4).toString('hex')}`;
-  await admin.query(`create database ${name}`);
-  const url = new URL(BENCH_ADMIN_URL);
-  url.pathname = `/${name}`;
-  let dropped = false;
-  return {
-    url: url.toString(),
-    admin,
-    async drop() {
-      if (dropped) return;
-      dropped = true;
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    },
-  };
-}
-
-const stopAll = (hubs: Server[]) => Promise.all(hubs.map((h) => h.stop()));
-
-/** `count` hub processes on `db`; should one fail to start, those started stop and `db` is dropped. */
-async function startPostgresHubs(db: Database, count: number, env: { [k: string]: string } = {}): Promise<Server[]> {
-  const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const dist = process.env.BENCH_HUB_DIST ?? 'dist';
-  const hubs: Server[] = [];
-  try {
-    for (let i = 0; i < count; i++)
-      hubs.push(await startHubProcess({ HUB_DATABASE_URL: db.url, ...env }, nodeArgs, dist));
-  } catch (error) {
-    await stopAll(hubs);
-    await db.drop();
-    throw error;
-  }
-  return hubs;
-}
-
-/** The PostgreSQL backends of these hub processes (application_name `hub:<pid>:<role>`). */
-async function backendsOf(admin: pg.Client, hubs: Server[]): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number }>(
-    `select pid from pg_stat_activity where application_name like any($1::text[])`,
-    [hubs.map((h) => `hub:${h.pid}:%`)],
-  );
-  return rows.map((r) => r.pid);
-}
-
-/**
- * CPU used by the hub processes and by their PostgreSQL backends while `work` runs. A backend that
- * appears during the work counts whole (it is new); one that ends during it is lost (rare: pools keep
- * their connections 30 s idle).
- */
-async function cpuDuring<T>(admin: pg.Client, hubs: Server[], work: () => Promise<T>) {
-  const before = new Map((await backendsOf(admin, hubs)).map((pid) => [pid, cpuMs(pid)]));
-  const hubBefore = hubs.map((h) => cpuMs(h.pid));
-  const result = await work();
-  const hubMs = hubs.reduce((sum, h, i) => sum + cpuMs(h.pid) - hubBefore[i], 0);
-  const pgMs = (await backendsOf(admin, hubs)).reduce((sum, pid) => sum + cpuMs(pid) - (before.get(pid) ?? 0), 0);
-  return { result, hubMs, pgMs };
-}
-
-const pushPath = (n: number) => `/rest/platform/PushStateObject?${identity.package}&name=K${n % 100}&value=${n}`;
-
-/** Pushes for `seconds` from `connections` clients split over `hubs` (a client-side round robin); pushes and pushes/s. */
-async function pushRate(hubs: Server[], connections: number, seconds = SECONDS) {
-  const results = await Promise.all(
-    hubs.map(async (hub, i) => {
-      let n = i * 1_000_000;
-      const result = await autocannon({
-        url: hub.url,
-        connections: Math.floor(connections / hubs.length) + (i < connections % hubs.length ? 1 : 0),
-        duration: seconds,
-        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pushPath(n++) }) }],
-      });
-      if (result.non2xx > 0 || result.errors > 0)
-        throw new Error(`${result.non2xx} non-2xx and ${result.errors} errors at ${hub.url}`);
-      return result;
-    }),
-  );
-  const total = results.reduce((s, r) => s + r.requests.total, 0);
-  return { total, perSecond: results.reduce((s, r) => s + r.requests.average, 0) };
-}
-
 /**
  * Push throughput, 64 clients. One SQLite hub stays up throughout; each turn measures it, then 1, 2 and
  * 3 processes on one PostgreSQL database (started for the turn, stopped after it, so idle processes
@@ -160,19 +74,19 @@ export async function postgresPush(record: Recorder): Promise<void> {
   const sqliteCpu: number[] = [];
   const ratios = new Map<number, number[]>(counts.map((k) => [k, []]));
   try {
-    await pushRate([sqlite], 64, 1); // warm-up
+    await pushLoad([sqlite], 64, 1); // warm-up
     for (let turn = 0; turn < REPEATS; turn++) {
       const base = sqlite.pid;
       const baseBefore = cpuMs(base);
-      const s = await pushRate([sqlite], 64);
+      const s = await pushLoad([sqlite], 64, SECONDS);
       sqliteRates.push(s.perSecond);
       sqliteCpu.push((cpuMs(base) - baseBefore) / s.total);
       const turnRates = new Map<number, number>();
       for (const k of counts) {
         const hubs = await startPostgresHubs(db, k);
         try {
-          await pushRate(hubs, 64, 1); // warm-up: JIT, statements, connections
-          const { result, hubMs, pgMs } = await cpuDuring(db.admin, hubs, () => pushRate(hubs, 64));
+          await pushLoad(hubs, 64, 1); // warm-up: JIT, statements, connections
+          const { result, hubMs, pgMs } = await cpuDuring(db.admin, hubs, () => pushLoad(hubs, 64, SECONDS));
           rates.get(k)?.push(result.perSecond);
           turnRates.set(k, result.perSecond);
           cpu.get(k)?.hub.push(hubMs / result.total);
@@ -258,21 +172,6 @@ export async function postgresWakeUp(record: Recorder, n = 1000): Promise<void> 
 }
 
 /** Until the hubs together hold at least `atLeast` waiting polls (their metrics), `seconds` at most. */
-async function waitingPollsOn(hubs: Server[], atLeast: number, seconds = 60): Promise<number> {
-  let total = 0;
-  for (let i = 0; i < seconds * 10; i++) {
-    total = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
-    if (total >= atLeast) return total;
-    await sleep(100);
-  }
-  throw new Error(`${total} polls waiting, fewer than ${atLeast}`);
-}
-
-async function waitingOn(hub: Server): Promise<number> {
-  const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
-  return Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
-}
-
 const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then((r) => ({ r, t: performance.now() }));
 
 /** n StateObject subscribers of one name, subscriber i subscribed and polling on process i % 3; one push per round, through process round % 3. */

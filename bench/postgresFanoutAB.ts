@@ -9,29 +9,18 @@
  * HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to every hub's node. Prints per build the median and p99 of push → last answer, the median of the per-pair ratios A/B, and
  * the CPU per round of the hubs and of their PostgreSQL backends (/proc), push → last answer.
  */
-import crypto from 'node:crypto';
-import pg from 'pg';
 import type { Client } from 'undici';
 import type { Server } from './support.js';
-import {
-  BENCH_ADMIN_URL,
-  cpuMs,
-  device,
-  httpGet,
-  identity,
-  median,
-  percentile,
-  sleep,
-  startHubProcess,
-  subscribeEach,
-} from './support.js';
+import { device, httpGet, identity, median, percentile, sleep, subscribeEach } from './support.js';
+import type { Database } from './postgresSupport.js';
+import { cpuDuring, freshDatabase, startPostgresHubs, stopAll, waitingPollsOn } from './postgresSupport.js';
 
 const [a = 'dist', b = '.old-dist', rounds = '24'] = process.argv.slice(2);
 const N = 1000;
 
 interface Side {
   dist: string;
-  database: string;
+  db: Database;
   hubs: Server[];
   devices: Client[];
   ids: string[];
@@ -40,21 +29,14 @@ interface Side {
   pgMs: number[];
 }
 
-const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL, application_name: 'hub-bench' });
-
 const sides: Side[] = [];
 
 async function startSide(dist: string): Promise<Side> {
-  const database = `hub_ab_${crypto.randomBytes(4).toString('hex')}`;
-  await admin.query(`create database ${database}`);
-  const url = new URL(BENCH_ADMIN_URL);
-  url.pathname = `/${database}`;
-  const hubs: Server[] = [];
-  const side: Side = { dist, database, hubs, devices: [], ids: [], lasts: [], hubMs: [], pgMs: [] };
-  // Stopped and dropped at the end even if starting it fails.
+  const db = await freshDatabase();
+  const hubs = await startPostgresHubs(db, 3, {}, dist);
+  const side: Side = { dist, db, hubs, devices: [], ids: [], lasts: [], hubMs: [], pgMs: [] };
+  // Stopped and dropped at the end even if subscribing fails.
   sides.push(side);
-  const nodeArgs = process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  for (let i = 0; i < 3; i++) hubs.push(await startHubProcess({ HUB_DATABASE_URL: url.toString() }, nodeArgs, dist));
   const on = (i: number) => hubs[i % hubs.length];
   side.devices = Array.from({ length: N }, (_, i) => device(on(i).url));
   side.ids = await subscribeEach(on, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`);
@@ -62,23 +44,9 @@ async function startSide(dist: string): Promise<Side> {
 }
 
 async function stopSide(side: Side): Promise<void> {
-  await Promise.all(side.hubs.map((h) => h.stop()));
+  await stopAll(side.hubs);
   await Promise.allSettled(side.devices.map((d) => d.destroy()));
-  await admin.query(`drop database if exists ${side.database} with (force)`);
-}
-
-async function waitingPolls(hubs: Server[], atLeast: number): Promise<void> {
-  for (let i = 0; i < 1800; i++) {
-    const counts = await Promise.all(
-      hubs.map(async (hub) => {
-        const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
-        return Number(/hub_waiting_long_polls (\d+)/.exec(body)?.[1] ?? 0);
-      }),
-    );
-    if (counts.reduce((s, v) => s + v, 0) >= atLeast) return;
-    await sleep(100);
-  }
-  throw new Error(`fewer than ${atLeast} polls waiting`);
+  await side.db.drop();
 }
 
 /** One round of a side: every subscriber polls, one push, until the last answer (ms); the CPU it took is recorded. */
@@ -91,19 +59,19 @@ async function round(side: Side, n: number, record: boolean): Promise<number> {
       devices[i],
     ).then((r) => ({ r, t: performance.now() })),
   );
-  await waitingPolls(hubs, N);
+  await waitingPollsOn(hubs, N, 180);
   await sleep(200);
-  const backends = (
-    await admin.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1`, [side.database])
-  ).rows.map((r) => r.pid);
-  const pgBefore = backends.map(cpuMs);
-  const hubBefore = hubs.map((h) => cpuMs(h.pid));
-  const sent = performance.now();
-  await httpGet(`${on(n).url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${n}`);
-  const replies = await Promise.all(polls);
+  let sent = 0;
+  const {
+    result: replies,
+    hubMs,
+    pgMs,
+  } = await cpuDuring(side.db.admin, hubs, async () => {
+    sent = performance.now();
+    await httpGet(`${on(n).url}/rest/platform/PushStateObject?${identity.package}&name=Fan&value=${n}`);
+    return Promise.all(polls);
+  });
   const last = Math.max(...replies.map(({ t }) => t - sent));
-  const hubMs = hubs.reduce((s, h, i) => s + cpuMs(h.pid) - hubBefore[i], 0);
-  const pgMs = backends.reduce((s, pid, i) => s + cpuMs(pid) - pgBefore[i], 0);
   if (replies.some(({ r }) => r.body === '[]')) throw new Error('a subscriber missed the push');
   if (record) {
     side.lasts.push(last);
@@ -114,7 +82,6 @@ async function round(side: Side, n: number, record: boolean): Promise<number> {
 }
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
-await admin.connect();
 try {
   const sa = await startSide(a);
   const sb = await startSide(b);
@@ -139,5 +106,4 @@ try {
   console.log(`${a}/${b}: ${Math.round(median(ratios) * 1000) / 1000} (median of ${ratios.length} pairs)`);
 } finally {
   for (const side of sides) await stopSide(side);
-  await admin.end();
 }

@@ -25,6 +25,7 @@ import {
   messageThroughput,
   percentile,
   pollEachObject,
+  pushPath,
   ROOT,
   rssOf,
   sampleWakeUps,
@@ -106,8 +107,6 @@ function rawCommitsPerSecond(sync: 'NORMAL' | 'FULL'): number {
   }
   return Math.round(median(results));
 }
-
-const pushPath = (n: number) => `/rest/platform/PushStateObject?${identity.package}&name=K${n % 100}&value=${n}`;
 
 async function pushThroughput(): Promise<void> {
   const scenario = '1. push throughput';

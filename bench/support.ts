@@ -164,6 +164,9 @@ export const identity = {
   admin: 'SentinelName=Management&PackageName=Bench&AccessKey=admin-key-0001',
 };
 
+/** A push of value `n` to one of 100 names, for load generators (each request its own value). */
+export const pushPath = (n: number) => `/rest/platform/PushStateObject?${identity.package}&name=K${n % 100}&value=${n}`;
+
 /** Until at least `atLeast` long-polls wait in the hub (its metrics), a minute at most. */
 export async function waitingPolls(hub: Server, atLeast: number): Promise<void> {
   for (let i = 0; i < 600; i++) {
