@@ -182,9 +182,9 @@ export async function readPackageArchive(file: string, limits: ArchiveLimits): P
       if (!icon.subarray(0, 8).equals(PNG_SIGNATURE)) throw refuse(`the icon '${manifest.Icon}' is not a PNG image`);
     }
     const xsds = Object.create(null) as Record<string, string>;
+    const { XMLValidator } = await import('fast-xml-parser');
     for (const setting of manifest.Settings) {
       if (!setting.Xsd) continue;
-      const { XMLValidator } = await import('fast-xml-parser');
       const text = (await member(setting.Xsd, `the XSD of setting '${setting.Key}'`)).toString('utf8');
       if (XMLValidator.validate(text) !== true) throw refuse(`the XSD '${setting.Xsd}' is not well-formed XML`);
       xsds[setting.Key] = text;
