@@ -1,5 +1,6 @@
 /** The database as Kysely sees it: one interface per table (columns in snake_case, see docs/schema.md). */
 import type { Generated, Selectable } from 'kysely';
+import type { RepositoryPackageRow } from '../store/rows.js';
 
 export interface HubSettingsTable {
   key: string;
@@ -144,21 +145,8 @@ export interface PackageDescriptorsTable {
   declared_ms: number;
 }
 
-export interface RepositoryPackagesTable {
-  name: string;
-  version: string;
-  description: string;
-  author: string;
-  file_name: string;
-  size: number;
-  sha256: string;
-  uploaded_ms: number;
-  /** JSON: the manifest's setting definitions. */
-  settings: string;
-  icon: Buffer | null;
-  /** JSON: setting key → XSD text. */
-  xsds: string;
-}
+/** The same columns on both engines (src/store/rows.ts). */
+export type RepositoryPackagesTable = RepositoryPackageRow;
 
 export interface Database {
   hub_settings: HubSettingsTable;
@@ -179,5 +167,3 @@ export interface Database {
 }
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
-export type PackageLogRow = Selectable<PackageLogsTable>;
-export type RepositoryPackageRow = Selectable<RepositoryPackagesTable>;

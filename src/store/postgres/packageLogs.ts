@@ -8,24 +8,8 @@ import { GroupCommit } from './groupCommit.js';
 import { appendPackageLogs } from './logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from './pool.js';
+import { type PackageLogRow, packageLogEntryOf as entryOf } from '../rows.js';
 import { query, storeError } from './transaction.js';
-
-type PackageLogRow = {
-  id: number;
-  sentinel_name: string;
-  package_name: string;
-  level: PackageLogEntry['level'];
-  message: string;
-  logged_ms: number;
-};
-const entryOf = (r: PackageLogRow): PackageLogEntry => ({
-  id: r.id,
-  sentinelName: r.sentinel_name,
-  packageName: r.package_name,
-  level: r.level,
-  message: r.message,
-  loggedMs: r.logged_ms,
-});
 
 export class PostgresPackageLogStore implements PackageLogStore {
   readonly #writes: GroupCommit<Omit<PackageLogEntry, 'id'>, number>;

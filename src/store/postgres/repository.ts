@@ -10,22 +10,8 @@ import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
 import type { RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
-import type { RepositoryPackagesTable as RepositoryRow } from './schema.js';
+import { type RepositoryPackageRow as RepositoryRow, repositoryPackageOf as packageOf } from '../rows.js';
 import { query, transaction } from './transaction.js';
-
-const packageOf = (r: RepositoryRow): RepositoryPackage => ({
-  name: r.name,
-  version: r.version,
-  description: r.description,
-  author: r.author,
-  fileName: r.file_name,
-  size: r.size,
-  sha256: r.sha256,
-  uploadedMs: r.uploaded_ms,
-  settings: r.settings,
-  icon: r.icon,
-  xsds: r.xsds,
-});
 
 const CHUNK_BYTES = 1024 * 1024;
 

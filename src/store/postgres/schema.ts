@@ -4,6 +4,7 @@
  */
 import type { Generated } from 'kysely';
 import type { StoredHubProcess } from '../../hub/ports/processes.js';
+import type { PackageLogRow, RepositoryPackageRow } from '../rows.js';
 
 /** The last number given in each log: `state_objects` (seq), `messages` (id), `package_logs` (id). */
 export interface LogHeadsTable {
@@ -123,14 +124,7 @@ export interface MessagesTable {
   sent_ms: number;
 }
 
-export interface PackageLogsTable {
-  id: number;
-  sentinel_name: string;
-  package_name: string;
-  level: 'Info' | 'Warn' | 'Error';
-  message: string;
-  logged_ms: number;
-}
+export type PackageLogsTable = PackageLogRow;
 
 export interface PackageDescriptorsTable {
   sentinel_name: string;
@@ -139,19 +133,7 @@ export interface PackageDescriptorsTable {
   declared_ms: number;
 }
 
-export interface RepositoryPackagesTable {
-  name: string;
-  version: string;
-  description: string;
-  author: string;
-  file_name: string;
-  size: number;
-  sha256: string;
-  uploaded_ms: number;
-  settings: string;
-  icon: Buffer | null;
-  xsds: string;
-}
+export type RepositoryPackagesTable = RepositoryPackageRow;
 
 /** Each repository archive once per SHA-256, in chunks numbered from 0 (migration 0004). */
 export interface RepositoryArchivesTable {

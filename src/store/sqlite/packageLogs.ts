@@ -2,17 +2,8 @@
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from '../../db/batch.js';
 import type { Db } from '../../db/open.js';
-import type { PackageLogRow } from '../../db/schema.js';
 import type { LogQuery, PackageLogEntry, PackageLogStore } from '../../hub/ports/packageLogs.js';
-
-const entryOf = (r: PackageLogRow): PackageLogEntry => ({
-  id: r.id,
-  sentinelName: r.sentinel_name,
-  packageName: r.package_name,
-  level: r.level,
-  message: r.message,
-  loggedMs: r.logged_ms,
-});
+import { packageLogEntryOf as entryOf } from '../rows.js';
 
 /** WriteLog rides the group commit, so it waits out another process's write lock as pushes do. */
 export class SqlitePackageLogStore implements PackageLogStore {

@@ -9,37 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/open.js';
-import type { RepositoryPackageRow } from '../../db/schema.js';
 import type { RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
 import { privateDirectory } from '../../privateFiles.js';
-
-const packageOf = (r: RepositoryPackageRow): RepositoryPackage => ({
-  name: r.name,
-  version: r.version,
-  description: r.description,
-  author: r.author,
-  fileName: r.file_name,
-  size: r.size,
-  sha256: r.sha256,
-  uploadedMs: r.uploaded_ms,
-  settings: r.settings,
-  icon: r.icon,
-  xsds: r.xsds,
-});
-
-const rowOf = (p: RepositoryPackage): RepositoryPackageRow => ({
-  name: p.name,
-  version: p.version,
-  description: p.description,
-  author: p.author,
-  file_name: p.fileName,
-  size: p.size,
-  sha256: p.sha256,
-  uploaded_ms: p.uploadedMs,
-  settings: p.settings,
-  icon: p.icon,
-  xsds: p.xsds,
-});
+import { type RepositoryPackageRow, repositoryPackageOf as packageOf, repositoryRowOf as rowOf } from '../rows.js';
 
 async function findRow(db: Db, name: string): Promise<RepositoryPackageRow | undefined> {
   return db.selectFrom('repository_packages').selectAll().where('name', '=', name).executeTakeFirst();
