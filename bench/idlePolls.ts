@@ -1,12 +1,14 @@
 /**
  * A worker of bench/postgres.ts's idle-polls scenario (started with fork, driven over IPC): subscribes
  * `count` message subscriptions on one hub process, then long-polls each over its own raw keep-alive
- * socket bound to `localAddress` (a 127.0.0.x of its own: ephemeral ports are per source address), and
- * re-polls any that time out (connections open at BENCH_IDLE_OPEN_PER_SECOND per worker, 1,000 by default). It reports when every poll has been answered with a message, with the
- * moment (performance.timeOrigin + now, comparable across processes) of the last answer.
+ * socket bound to `localAddress` (a 127.0.0.x of its own) and a local port it chooses (`localPort`
+ * below), and re-polls any that time out (connections open at BENCH_IDLE_OPEN_PER_SECOND per worker,
+ * 1,000 by default). It reports when every poll has been answered with a message, with the moment
+ * (performance.timeOrigin + now, comparable across processes) of the last answer.
  * Commands: setup → ready, subscribe → subscribed, poll → polling (every request written), report →
  * received (also sent by itself once all have a message).
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import { Pool } from 'undici';
 
@@ -70,6 +72,25 @@ async function subscribe(): Promise<void> {
 }
 
 /**
+ * The local ports the polls' sockets bind, given rather than left to the kernel: bound with port 0,
+ * a socket has Linux search its ephemeral range for a free port, which costs more the more of the
+ * range is taken (measured here, 2026-11-26: ~40 µs of system time per connect up to ~7,000
+ * connections from one address, then ~2.2 ms each; an explicit port stays at ~40 µs), and at P4's
+ * 14,286 connections a worker then spends its CPU in the kernel instead of placing polls. The ports
+ * run from 1024 up to the ephemeral range (which the hubs' own connections use), wrapping around; one
+ * in use (something listening on every address, a socket of this worker closed in TIME_WAIT) is
+ * skipped.
+ */
+const FIRST_PORT = 1024;
+const LAST_PORT = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'latin1').split(/\s+/)[0]) - 1;
+let nextPort = FIRST_PORT;
+function localPort(): number {
+  const port = nextPort;
+  nextPort = port >= LAST_PORT ? FIRST_PORT : port + 1;
+  return port;
+}
+
+/**
  * Subscription `id` long-polled over its own socket until a message answers it. As a device does, a
  * poll refused with 408 (its headers not read in time: the hub was busy accepting thousands of
  * connections) or whose connection closed unanswered connects again after 100 ms; each such retry is
@@ -80,9 +101,15 @@ function pollOn(id: string): Promise<void> {
   const request = `GET /rest/consumer/GetMessages?${setup.identity}&subscriptionId=${id}&timeout=120000 HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`;
   return new Promise((resolve) => {
     const connect = () => {
-      const socket = net.connect({ host: hostname, port: Number(port), localAddress: setup.localAddress });
+      const socket = net.connect({
+        host: hostname,
+        port: Number(port),
+        localAddress: setup.localAddress,
+        localPort: localPort(),
+      });
       let buffer = '';
       let done = false;
+      let connected = false;
       const again = () => {
         if (done) return;
         done = true;
@@ -92,10 +119,17 @@ function pollOn(id: string): Promise<void> {
       };
       socket.setEncoding('latin1');
       socket.on('connect', () => {
+        connected = true;
         socket.write(request);
         resolve();
       });
-      socket.on('error', again);
+      socket.on('error', (error: NodeJS.ErrnoException) => {
+        if (connected || error.code !== 'EADDRINUSE') return again();
+        // That local port is taken: the next one, at once (not a retry of the poll).
+        done = true;
+        socket.destroy();
+        connect();
+      });
       socket.on('close', again);
       socket.on('data', (chunk: string) => {
         buffer += chunk;

@@ -11,10 +11,13 @@
  * Sizes shrink with BENCH_QUICK=1 (and BENCH_IDLE_POLLS for pg-idle).
  */
 import { fork } from 'node:child_process';
+import fs from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Server } from './support.js';
+import type { Database } from './postgresSupport.js';
 import {
+  backendsOf,
   cpuDuring,
   freshDatabase,
   pushLoad,
@@ -269,6 +272,64 @@ function idleWorker(hub: Server, count: number, localAddress: string, tag: strin
 }
 
 /**
+ * While P4's polls are placed, every 2 s (printed with BENCH_VERBOSE=1): how many wait on the hubs,
+ * how many were placed per second since the last sample, and the CPU (ms per second) of the hubs, of
+ * their PostgreSQL backends and of the client workers.
+ */
+function placementSampler(db: Database, hubs: Server[], clients: number[]) {
+  let stopped = false;
+  const run = (async () => {
+    if (!process.env.BENCH_VERBOSE) return;
+    const start = performance.now();
+    let last = { at: start, waiting: 0, hub: 0, pg: 0, client: 0 };
+    const pgCpu = async () => {
+      let ms = 0;
+      for (const { pid } of await backendsOf(db.admin, hubs)) ms += cpuMs(pid);
+      return ms;
+    };
+    const sum = (pids: number[]) => pids.reduce((s, pid) => s + cpuMs(pid), 0);
+    /** System time only (ms): the kernel's share, e.g. binding and connecting sockets. */
+    const sysMs = (pids: number[]) =>
+      pids.reduce((s, pid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+          return s + Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 10;
+        } catch {
+          return s;
+        }
+      }, 0);
+    let lastSys = { hub: sysMs(hubs.map((h) => h.pid)), client: sysMs(clients) };
+    last = { ...last, hub: sum(hubs.map((h) => h.pid)), pg: await pgCpu(), client: sum(clients) };
+    while (!stopped) {
+      await sleep(2000);
+      const waiting = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
+      const now = {
+        at: performance.now(),
+        waiting,
+        hub: sum(hubs.map((h) => h.pid)),
+        pg: await pgCpu(),
+        client: sum(clients),
+      };
+      const s = (now.at - last.at) / 1000;
+      const nowSys = { hub: sysMs(hubs.map((h) => h.pid)), client: sysMs(clients) };
+      const sys = `(sys: hubs ${Math.round((nowSys.hub - lastSys.hub) / s)}, clients ${Math.round((nowSys.client - lastSys.client) / s)})`;
+      lastSys = nowSys;
+      const placed = now.waiting - last.waiting;
+      progress(
+        `t=${Math.round((now.at - start) / 1000)} s waiting ${now.waiting} (+${Math.round(placed / s)}/s); CPU ms/s hubs ${Math.round((now.hub - last.hub) / s)}, pg ${Math.round((now.pg - last.pg) / s)}, clients ${Math.round((now.client - last.client) / s)}; ${sys}; hub CPU per placed poll ${placed > 0 ? r2((now.hub - last.hub) / placed) : '-'} ms; load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+      );
+      last = now;
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await run;
+    },
+  };
+}
+
+/**
  * 100,000 (BENCH_IDLE_POLLS) message subscriptions, each long-polled by its own connection, spread over
  * 7 processes; each process's share comes from one worker process bound to its own 127.0.0.x address
  * (the ephemeral ports are per source address). Then: are they all held, what do the hubs' resident
@@ -301,11 +362,17 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
     const subscribeMs = performance.now() - t0;
     const t1 = performance.now();
     progress(`${total} subscribed in ${Math.round(subscribeMs / 1000)} s`);
+    const sampler = placementSampler(
+      db,
+      hubs,
+      workers.map((w) => w.child.pid ?? 0),
+    );
     await Promise.all(workers.map((w) => w.ask({ type: 'poll' }, 'polling')));
     progress('every poll sent');
     await waitingPollsOn(hubs, total, 120);
     progress('every poll waiting');
     const pollMs = performance.now() - t1;
+    await sampler.stop();
     await sleep(5000); // idle: nothing may drop
     const held = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
     const rss = hubs.map((h) => rssOf(h.pid));
