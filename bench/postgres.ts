@@ -332,8 +332,9 @@ function placementSampler(db: Database, hubs: Server[], clients: number[]) {
 /**
  * 100,000 (BENCH_IDLE_POLLS) message subscriptions, each long-polled by its own connection, spread over
  * 7 processes; each process's share comes from one worker process bound to its own 127.0.0.x address
- * (the ephemeral ports are per source address). Then: are they all held, what do the hubs' resident
- * sets add up to, and how long does one send to All take to reach every poll?
+ * (each worker picks its sockets' local ports: bench/idlePolls.ts). Then: are they all held, what CPU
+ * did placing them take, what do the hubs' resident sets add up to, and how long does one send to All
+ * take to reach every poll?
  */
 export async function postgresIdlePolls(record: Recorder): Promise<void> {
   const total = Number(process.env.BENCH_IDLE_POLLS ?? (QUICK ? 7000 : 100_000));
@@ -362,16 +363,17 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
     const subscribeMs = performance.now() - t0;
     const t1 = performance.now();
     progress(`${total} subscribed in ${Math.round(subscribeMs / 1000)} s`);
-    const sampler = placementSampler(
-      db,
-      hubs,
-      workers.map((w) => w.child.pid ?? 0),
-    );
-    await Promise.all(workers.map((w) => w.ask({ type: 'poll' }, 'polling')));
-    progress('every poll sent');
-    await waitingPollsOn(hubs, total, 120);
-    progress('every poll waiting');
+    const clients = workers.map((w) => w.child.pid ?? 0);
+    const sampler = placementSampler(db, hubs, clients);
+    const clientsBefore = clients.reduce((s, pid) => s + cpuMs(pid), 0);
+    const placing = await cpuDuring(db.admin, hubs, async () => {
+      await Promise.all(workers.map((w) => w.ask({ type: 'poll' }, 'polling')));
+      progress('every poll sent');
+      await waitingPollsOn(hubs, total, 120);
+      progress('every poll waiting');
+    });
     const pollMs = performance.now() - t1;
+    const clientsMs = clients.reduce((s, pid) => s + cpuMs(pid), 0) - clientsBefore;
     await sampler.stop();
     await sleep(5000); // idle: nothing may drop
     const held = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
@@ -401,7 +403,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
       measure: 'polls waiting after 5 s idle',
       value: held,
       unit: 'polls',
-      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated, ${retried} connected again (408 or closed unanswered); subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s`,
+      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated, ${retried} connected again (408 or closed unanswered); subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s (CPU per poll placed: hubs ${r2(placing.hubMs / total)} ms, their backends ${r2(placing.pgMs / total)} ms, the clients ${r2(clientsMs / total)} ms)`,
     });
     record({
       scenario,
