@@ -12,7 +12,6 @@ import type { DeliveryClaim, PendingVerdict } from '../../hub/ports/subscription
 import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 
 export class SqlitePendingDeliveries {
-  private readonly pendingOf;
   private readonly restoreFilters;
   private readonly deliverFilters;
   private readonly deliverSubscription;
@@ -25,7 +24,6 @@ export class SqlitePendingDeliveries {
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
   ) {
-    this.pendingOf = sqlite.prepare('select pending_token, pending_ms from subscriptions where id = ?');
     this.restoreFilters = sqlite.prepare(
       'update state_object_filters set read_seq = redeliver_seq where subscription_id = ? and redeliver_seq is not null',
     );
@@ -44,15 +42,18 @@ export class SqlitePendingDeliveries {
   }
 
   /**
-   * Inside a StateObject take: the claim's verdict on the subscription's pending delivery (undefined:
-   * none). On `redeliver` the filters' cursors are back before it. Any verdict but `wait` ends it: the
-   * take delivering again (deliverFiltersNow) or, delivering nothing, `endedNow`.
+   * Inside a StateObject take: the claim's verdict on the subscription's pending delivery, `token` and
+   * `sinceMs` as the take read them with the filters (undefined: none). On `redeliver` the filters'
+   * cursors go back before it (the take moves its own copies the same way). Any verdict but `wait` ends
+   * it: the take delivering again (deliverFiltersNow) or, delivering nothing, `endedNow`.
    */
-  judgeFiltersNow(subscription: string, claim: DeliveryClaim | undefined): PendingVerdict | undefined {
-    const row = this.pendingOf.get(subscription) as
-      { pending_token: string | null; pending_ms: number | null } | undefined;
-    if (!row) return undefined;
-    const verdict = pendingVerdict(claim, row.pending_token, row.pending_ms);
+  judgeFiltersNow(
+    subscription: string,
+    claim: DeliveryClaim | undefined,
+    token: string | null,
+    sinceMs: number | null,
+  ): PendingVerdict | undefined {
+    const verdict = pendingVerdict(claim, token, sinceMs);
     if (verdict === 'redeliver') this.restoreFilters.run(subscription);
     return verdict;
   }

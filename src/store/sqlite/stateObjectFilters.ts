@@ -42,6 +42,49 @@ type FilterRow = {
   created_seq: number;
 };
 
+/**
+ * A take's reads return rows in better-sqlite3's raw mode (arrays): building an object with named keys
+ * costs it ~1 µs per row (measured: 2.7 vs 1.7 µs for a woken poll's read of one object, 3.4 vs 2.5 µs
+ * for the subscription's filters), where a JavaScript object literal costs a few tens of nanoseconds.
+ *
+ * A take's read of its subscription (one row per filter, or one of nulls without filters): each
+ * filter (id, its four GLOBs, exact name, cursor, creation and cursor before a pending delivery), then
+ * the subscription's pending delivery (token, time).
+ */
+const TAKE_COLUMNS = `f.id, f.sentinel_glob, f.package_glob, f.name_glob, f.type_glob, f.exact_name, f.read_seq,
+  f.created_seq, f.redeliver_seq, s.pending_token, s.pending_ms`;
+type TakeRow = [
+  id: number | null,
+  sentinel: string,
+  pkg: string,
+  name: string,
+  type: string,
+  exactName: string | null,
+  readSeq: number,
+  createdSeq: number,
+  redeliverSeq: number | null,
+  pendingToken: string | null,
+  pendingMs: number | null,
+];
+
+/** The columns of a take's read of the log, in the order of `loggedOf`. */
+const LOGGED_COLUMNS =
+  'sentinel_name, package_name, name, type, value, metadatas, last_update_ms, lifetime_s, seq, is_deleted';
+type LoggedRow = [string, string, string, string, string, string, number, number, number, number];
+
+const loggedOf = (r: LoggedRow): LoggedStateObject => ({
+  sentinelName: r[0],
+  packageName: r[1],
+  name: r[2],
+  type: r[3],
+  value: r[4],
+  metadatas: r[5],
+  lastUpdateMs: r[6],
+  lifetimeS: r[7],
+  seq: r[8],
+  isDeleted: r[9],
+});
+
 /** A filter as stored: its patterns as GLOBs, `exactName` when the name has no wildcard, its cursor. */
 type GlobFilter = StateObjectGlobs & { id: number; exactName: string | null; readSeq: number; createdSeq: number };
 
@@ -66,9 +109,11 @@ const patternsOf = (f: GlobFilter): StateObjectPatterns => ({
 
 export class StateObjectFilters {
   private readonly selectFilters;
+  private readonly selectForTake;
   private readonly findFilter;
   private readonly insertFilter;
   private readonly readExact;
+  private readonly readExactOfAny;
   private readonly readWildcard;
   private readonly readAnyName;
   private readonly readNarrowed;
@@ -100,6 +145,14 @@ export class StateObjectFilters {
         .where('subscription_id', '=', p.subscription)
         .orderBy('id'),
     );
+    // The filters and the subscription's pending delivery in one statement: a take reads both, and one
+    // statement fewer is ~0.4 µs of the ~10 µs of a woken poll's take (1,000 of them in one wake-up).
+    this.selectForTake = sqlite
+      .prepare(
+        `select ${TAKE_COLUMNS} from subscriptions s left join state_object_filters f on f.subscription_id = s.id
+        where s.id = ? order by f.id`,
+      )
+      .raw(true);
     type FilterParams = { subscription: string; sentinel: string; package: string; name: string; type: string };
     this.findFilter = prepareQuery<FilterParams, { id: number }>(sqlite, (p) =>
       db
@@ -134,19 +187,32 @@ export class StateObjectFilters {
     // does use the optimisation (its literal prefix through the (name, seq) index), keeps a bare parameter.
     const unread = `sentinel_name glob cast(? as text) and package_name glob cast(? as text) and type glob cast(? as text)
       and (is_deleted = 0 or seq > ?)`;
-    const columns = `${STATE_OBJECT_COLUMNS.join(', ')}, seq, is_deleted as isDeleted`;
-    this.readExact = sqlite.prepare(
-      `select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`,
-    );
-    this.readWildcard = sqlite.prepare(
-      `select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`,
-    );
+    const columns = LOGGED_COLUMNS;
+    this.readExact = sqlite
+      .prepare(`select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`)
+      .raw(true);
+    // The usual subscription, one name from every sentinel and package of every type: its three `*`
+    // GLOBs match any row, and leaving them out is ~0.4 µs of a woken poll's read (measured).
+    this.readExactOfAny = sqlite
+      .prepare(
+        `select ${columns} from state_objects where name = ? and seq > ? and (is_deleted = 0 or seq > ?) order by seq`,
+      )
+      .raw(true);
+    this.readWildcard = sqlite
+      .prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`)
+      .raw(true);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
-    this.readAnyName = sqlite.prepare(`select ${columns} from state_objects where seq > ? and ${unread} order by seq`);
+    this.readAnyName = sqlite
+      .prepare(`select ${columns} from state_objects where seq > ? and ${unread} order by seq`)
+      .raw(true);
     // A filter SQLite's GLOB would backtrack on (glob.ts, narrowGlob): its literal prefix through the
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
-    this.readNarrowed = sqlite.prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread}
-      and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`);
+    this.readNarrowed = sqlite
+      .prepare(
+        `select ${columns} from state_objects where name glob ? and seq > ? and ${unread}
+        and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`,
+      )
+      .raw(true);
 
     this.advance = prepareQuery<{ subscription: string; seq: number }>(sqlite, (p) =>
       db
@@ -189,7 +255,9 @@ export class StateObjectFilters {
     top: number,
     claim: DeliveryClaim | undefined,
   ): TakenStateObject[] {
-    const verdict = this.pending.judgeFiltersNow(subscription, claim);
+    const read = this.selectForTake.all(subscription) as TakeRow[];
+    const verdict =
+      read.length === 0 ? undefined : this.pending.judgeFiltersNow(subscription, claim, read[0][9], read[0][10]);
     if (verdict === 'wait') return [];
     const legacy = this.backlog.take(subscription, limit);
     if (legacy.length > 0) {
@@ -198,37 +266,28 @@ export class StateObjectFilters {
       if (verdict !== undefined) this.pending.endedNow(subscription);
       return legacy;
     }
-    const filters = this.globFiltersNow(subscription);
-    const found = new Map<number, LoggedStateObject>();
+    const filters: GlobFilter[] = [];
+    for (const [id, sentinel, pkg, name, type, exactName, readSeq, createdSeq, redeliverSeq] of read) {
+      if (id === null) continue;
+      // Read again from before the pending delivery, as judgeFiltersNow moved the stored cursors.
+      const from = verdict === 'redeliver' && redeliverSeq !== null ? redeliverSeq : readSeq;
+      filters.push({ id, sentinel, package: pkg, name, type, exactName, readSeq: from, createdSeq });
+    }
+    // One filter's changes come in order and each once: merged (by seq) only when several filters read some.
+    let rows: LoggedStateObject[] = [];
+    let merged: Map<number, LoggedStateObject> | undefined;
     for (const f of filters) {
       if (f.readSeq >= top) continue;
-      const args = [f.readSeq, f.sentinel, f.package, f.type, f.createdSeq];
-      if (f.exactName !== null) {
-        for (const row of this.readExact.all(f.exactName, ...args) as LoggedStateObject[]) found.set(row.seq, row);
+      const unread = this.unreadNow(f);
+      if (unread.length === 0) continue;
+      if (rows.length === 0) {
+        rows = unread;
         continue;
       }
-      if (f.name === '*') {
-        for (const row of this.readAnyName.all(...args) as LoggedStateObject[]) found.set(row.seq, row);
-        continue;
-      }
-      const name = narrowGlob(f.name);
-      if (name.matches === undefined) {
-        for (const row of this.readWildcard.all(f.name, ...args) as LoggedStateObject[]) found.set(row.seq, row);
-        continue;
-      }
-      for (const row of this.readNarrowed.all(
-        name.glob,
-        ...args,
-        name.suffix,
-        name.suffix,
-        name.suffix,
-        name.middle,
-        name.middle,
-      ) as LoggedStateObject[]) {
-        if (name.matches(row.name)) found.set(row.seq, row);
-      }
+      merged ??= new Map(rows.map((row) => [row.seq, row]));
+      for (const row of unread) merged.set(row.seq, row);
     }
-    let rows = [...found.values()].sort((a, b) => a.seq - b.seq);
+    if (merged) rows = [...merged.values()].sort((a, b) => a.seq - b.seq);
     // Past `limit`: every cursor moves to the last change kept (each filter read all it had not
     // seen, so nothing older is left behind); otherwise every cursor moves to the end of the log.
     let readUpTo = top;
@@ -252,6 +311,38 @@ export class StateObjectFilters {
       type: r.type,
       current: r.isDeleted ? undefined : r,
     }));
+  }
+
+  /** Inside a transaction: what one filter has not seen yet, oldest change first (each object once). */
+  private unreadNow(f: GlobFilter): LoggedStateObject[] {
+    return this.unreadRowsNow(f).map(loggedOf);
+  }
+
+  private unreadRowsNow(f: GlobFilter): LoggedRow[] {
+    const { exactName, readSeq, sentinel, package: pkg, type, createdSeq } = f;
+    if (exactName !== null && sentinel === '*' && pkg === '*' && type === '*')
+      return this.readExactOfAny.all(exactName, readSeq, createdSeq) as LoggedRow[];
+    if (exactName !== null)
+      return this.readExact.all(exactName, readSeq, sentinel, pkg, type, createdSeq) as LoggedRow[];
+    if (f.name === '*') return this.readAnyName.all(readSeq, sentinel, pkg, type, createdSeq) as LoggedRow[];
+    const name = narrowGlob(f.name);
+    if (name.matches === undefined)
+      return this.readWildcard.all(f.name, readSeq, sentinel, pkg, type, createdSeq) as LoggedRow[];
+    const { glob, suffix, middle, matches } = name;
+    const rows = this.readNarrowed.all(
+      glob,
+      readSeq,
+      sentinel,
+      pkg,
+      type,
+      createdSeq,
+      suffix,
+      suffix,
+      suffix,
+      middle,
+      middle,
+    );
+    return (rows as LoggedRow[]).filter((row) => matches(row[2]));
   }
 }
 
