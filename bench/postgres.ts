@@ -374,6 +374,9 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
     });
     const pollMs = performance.now() - t1;
     const clientsMs = clients.reduce((s, pid) => s + cpuMs(pid), 0) - clientsBefore;
+    const backendsByRole = Object.entries(placing.pgByRole)
+      .map(([role, ms]) => `${role} ${r2(ms / total)}`)
+      .join(', ');
     await sampler.stop();
     await sleep(5000); // idle: nothing may drop
     const held = (await Promise.all(hubs.map(waitingOn))).reduce((s, v) => s + v, 0);
@@ -403,7 +406,7 @@ export async function postgresIdlePolls(record: Recorder): Promise<void> {
       measure: 'polls waiting after 5 s idle',
       value: held,
       unit: 'polls',
-      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated, ${retried} connected again (408 or closed unanswered); subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s (CPU per poll placed: hubs ${r2(placing.hubMs / total)} ms, their backends ${r2(placing.pgMs / total)} ms, the clients ${r2(clientsMs / total)} ms)`,
+      note: `target all ${total}: ${verdict(held >= total)}; ${renewed} renewed after their timeout, ${pollBusy} polls answered 503 and repeated, ${retried} connected again (408 or closed unanswered); subscribing took ${Math.round(subscribeMs / 1000)} s (${subscribeBusy} answered 503 and retried), polling ${Math.round(pollMs / 1000)} s (CPU per poll placed: hubs ${r2(placing.hubMs / total)} ms, their backends ${r2(placing.pgMs / total)} ms (${backendsByRole}), the clients ${r2(clientsMs / total)} ms)`,
     });
     record({
       scenario,
