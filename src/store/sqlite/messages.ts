@@ -25,20 +25,17 @@ export interface MessageRetention {
   ms: number;
 }
 
-/** A messages row (alias `m`) named as the domain's Message: a row read is the message, with no copy. */
-const MESSAGE_COLUMNS = `m.id, m.sender_connection_id as senderConnectionId, m.sender_type as senderType,
-  m.sender_friendly_name as senderFriendlyName, m.scope, m.args, m.saga_id as sagaId, m.key, m.data, m.sent_ms as sentMs`;
-
 /**
- * The same columns in the same order for a take's raw page (arrays: better-sqlite3 naming each row's
- * keys costs about 1 µs a row, and every woken take of a fan-out reads the same new rows).
+ * A messages row (alias `m`), read raw (arrays: better-sqlite3 naming each row's keys costs about 1 µs
+ * a row, and every woken take of a fan-out reads the same new rows) and made the domain's Message by
+ * `messageOf`.
  */
-const PAGE_COLUMNS = `m.id, m.sender_connection_id, m.sender_type, m.sender_friendly_name, m.scope, m.args, m.saga_id, m.key,
-  m.data, m.sent_ms`;
-type PageRow = [number, string, number, string, number, string, string | null, string, string, number];
+const MESSAGE_COLUMNS = `m.id, m.sender_connection_id, m.sender_type, m.sender_friendly_name, m.scope, m.args, m.saga_id,
+  m.key, m.data, m.sent_ms`;
+type MessageRow = [number, string, number, string, number, string, string | null, string, string, number];
 
-/** A raw row of PAGE_COLUMNS as the domain's Message. */
-const messageOf = (r: PageRow): Message => ({
+/** A raw row of MESSAGE_COLUMNS (and anything after them) as the domain's Message. */
+const messageOf = (r: MessageRow | [...MessageRow, ...unknown[]]): Message => ({
   id: r[0],
   senderConnectionId: r[1],
   senderType: r[2],
@@ -101,7 +98,7 @@ export class SqliteMessageStore implements MessageStore {
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
     // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
     this.page = sqlite
-      .prepare(`select ${PAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`)
+      .prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`)
       .raw();
     this.advance = sqlite.prepare('update subscriptions set read_message_id = ?, pending_token = null where id = ?');
     this.deliver = sqlite.prepare(`update subscriptions set read_message_id = ?, last_active_ms = ?, redeliver_from = ?,
@@ -228,7 +225,7 @@ export class SqliteMessageStore implements MessageStore {
       let cursor = readFrom;
       if (messages.length === 0) {
         for (;;) {
-          const rows = this.page.all(cursor) as PageRow[];
+          const rows = this.page.all(cursor) as MessageRow[];
           if (rows.length === 0) break;
           if (rows[0][0] > cursor + 1 && missed === 0) missed = rows[0][0] - cursor - 1;
           for (const row of rows) {
@@ -292,21 +289,25 @@ class LegacyDeliveries {
   constructor(sqlite: Sqlite.Database) {
     this.any = sqlite.prepare('select 1 from message_deliveries limit 1');
     this.pending = this.any.get() !== undefined;
-    this.select =
-      sqlite.prepare(`select d.id as deliveryId, ${MESSAGE_COLUMNS} from message_deliveries d join messages m on m.id = d.message_id
-      where d.subscription_id = ? order by d.id limit ?`);
+    this.select = sqlite
+      .prepare(
+        `select ${MESSAGE_COLUMNS}, d.id from message_deliveries d join messages m on m.id = d.message_id
+        where d.subscription_id = ? order by d.id limit ?`,
+      )
+      .raw();
     this.remove = sqlite.prepare('delete from message_deliveries where subscription_id = ? and id <= ?');
   }
 
   take(subscription: string, limit: number): Message[] {
     if (!this.pending) return [];
-    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as (Message & { deliveryId: number })[];
+    // Each row: the message's columns, then its delivery's id.
+    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as [...MessageRow, number][];
     if (rows.length === 0) {
       this.pending = this.any.get() !== undefined;
       return [];
     }
-    this.remove.run(subscription, rows[rows.length - 1].deliveryId);
-    return rows;
+    this.remove.run(subscription, rows[rows.length - 1][10]);
+    return rows.map(messageOf);
   }
 }
 

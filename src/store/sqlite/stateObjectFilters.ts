@@ -187,29 +187,28 @@ export class StateObjectFilters {
     // does use the optimisation (its literal prefix through the (name, seq) index), keeps a bare parameter.
     const unread = `sentinel_name glob cast(? as text) and package_name glob cast(? as text) and type glob cast(? as text)
       and (is_deleted = 0 or seq > ?)`;
-    const columns = LOGGED_COLUMNS;
     this.readExact = sqlite
-      .prepare(`select ${columns} from state_objects where name = ? and seq > ? and ${unread} order by seq`)
+      .prepare(`select ${LOGGED_COLUMNS} from state_objects where name = ? and seq > ? and ${unread} order by seq`)
       .raw(true);
     // The usual subscription, one name from every sentinel and package of every type: its three `*`
     // GLOBs match any row, and leaving them out is ~0.4 µs of a woken poll's read (measured).
     this.readExactOfAny = sqlite
       .prepare(
-        `select ${columns} from state_objects where name = ? and seq > ? and (is_deleted = 0 or seq > ?) order by seq`,
+        `select ${LOGGED_COLUMNS} from state_objects where name = ? and seq > ? and (is_deleted = 0 or seq > ?) order by seq`,
       )
       .raw(true);
     this.readWildcard = sqlite
-      .prepare(`select ${columns} from state_objects where name glob ? and seq > ? and ${unread} order by seq`)
+      .prepare(`select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread} order by seq`)
       .raw(true);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
     this.readAnyName = sqlite
-      .prepare(`select ${columns} from state_objects where seq > ? and ${unread} order by seq`)
+      .prepare(`select ${LOGGED_COLUMNS} from state_objects where seq > ? and ${unread} order by seq`)
       .raw(true);
     // A filter SQLite's GLOB would backtrack on (glob.ts, narrowGlob): its literal prefix through the
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
     this.readNarrowed = sqlite
       .prepare(
-        `select ${columns} from state_objects where name glob ? and seq > ? and ${unread}
+        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread}
         and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`,
       )
       .raw(true);
