@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: ['default', './test/support/summaryReporter.ts'],
+    // A temp directory of the run's own, empty at its end; each file puts away what it made.
+    globalSetup: ['./test/support/emptyTempDir.ts'],
+    setupFiles: ['./test/support/setupFile.ts'],
   },
 });

@@ -1,15 +1,13 @@
 /** The CLI as a user runs it: a child process, its output, and a clean stop on a signal. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CliProcess } from './support/hubCli.js';
-import { killCliProcesses, runCli } from './support/hubCli.js';
+import { runCli } from './support/hubCli.js';
 import { get, idOf, tempDir } from './support/testHub.js';
 
 const startCli = (dataDir: string, env: Record<string, string> = {}) => runCli([], { HUB_DATA_DIR: dataDir, ...env });
 const listening = async (cli: CliProcess) => (await cli.waitFor(/hub listening on (http:\/\/\S+)/))[1];
-
-afterAll(killCliProcesses);
 
 describe('the command line', () => {
   it('first start prints the generated key once; SIGTERM answers waiting polls and exits 0 with the WAL checkpointed', async () => {

@@ -6,10 +6,10 @@
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import type { CliProcess } from './support/hubCli.js';
-import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { startHubProcess } from './support/hubCli.js';
 import { consumer, get, pkg, tempDir } from './support/testHub.js';
 
 const CYCLES = Number(process.env.HUB_CRASH_CYCLES ?? 5);
@@ -18,8 +18,6 @@ const SUBSCRIPTION = '6b1d8a4e-1c7e-4f57-9d53-0c8f3b2a7e11';
 const OBJECT_SUBSCRIPTION = '0e5a3c1d-7b2f-4c9e-8a41-5d6f7e8a9b10';
 const PUSHERS = 4;
 const SENDERS = 2;
-
-afterAll(killCliProcesses);
 
 async function kill9(hub: CliProcess): Promise<void> {
   hub.proc.kill('SIGKILL');

@@ -6,19 +6,18 @@
  * poll-repoll sequence never gets anything twice, even with each re-poll sent to the other of two
  * processes on PostgreSQL right as the answer before it arrives (racing the settling of that answer).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import type { CliProcess } from './support/hubCli.js';
-import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { startHubProcess } from './support/hubCli.js';
 import { consumer, get, idOf, pkg, startTestHub, tempDir } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
 const server = await postgresServer();
 const app = consumer('Receiver');
 const sender = consumer('Sender');
-afterAll(killCliProcesses);
 
 /** A poll whose hub dies before answering: the request fails, and the process is gone. */
 async function pollThatKills(hub: CliProcess & { url: string }, action: string, id: string): Promise<void> {

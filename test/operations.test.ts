@@ -9,17 +9,16 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
 import { DataDirectoryInUse } from '../src/db/dataDirectory.js';
 import { hubOptions } from '../src/settings.js';
-import { killCliProcesses, runCli } from './support/hubCli.js';
+import { runCli } from './support/hubCli.js';
 import { admin, get, hubsStoppedAfterEach, pkg, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const hub = hubsStoppedAfterEach();
-afterAll(killCliProcesses);
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
 

@@ -8,11 +8,11 @@
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { authenticate } from '../src/hub/authentication.js';
 import type { ClientSignal } from '../src/hub/clientSignal.js';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { startHubProcess } from './support/hubCli.js';
 import type { TestHub } from './support/testHub.js';
 import { consumer, get, hubsStoppedAfterEach, idOf, pkg, post, startTestHub, tempDir } from './support/testHub.js';
 
@@ -20,7 +20,6 @@ const hub = hubsStoppedAfterEach();
 const app = consumer('Receiver');
 const sender = consumer('Sender');
 const p1 = pkg('S1', 'P1');
-afterAll(killCliProcesses);
 
 type Kind = 'messages' | 'objects';
 

@@ -4,7 +4,6 @@
  * without a server). Each test opens a fresh store.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import type { DeliveryClaim, SubscriptionOwner } from '../src/hub/ports/subscrip
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
+import { tempDir } from './support/afterFile.js';
 import { claim, consumerApp, messageFrom, patterns, signal, write } from './support/storeTakes.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
@@ -32,7 +32,7 @@ const engines: { name: string; skip: boolean; open(): Promise<Stores> }[] = [
     name: 'SQLite',
     skip: false,
     open: async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-contract-'));
+      const dir = tempDir('hub-contract-');
       const store = await openSqliteHubStore({
         file: path.join(dir, 'hub.db'),
         sync: 'normal',
@@ -538,7 +538,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     });
     /** Stores the package as the domain does: its archive from a temp file the call may take. */
     const replace = async (name: string, sha256: Sha) => {
-      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hub-archive-')), 'upload.part');
+      const file = path.join(tempDir('hub-archive-'), 'upload.part');
       fs.writeFileSync(file, bytes[sha256]);
       try {
         await stores.repository.replace(pkg(name, sha256), file);

@@ -1,7 +1,7 @@
 /**
  * The hub's command line (src/cli.ts) as a child process, as an operator runs it: its output so far, its
  * exit, and a wait for a line of its output; and a hub started that way on a data directory, once it
- * listens. `killCliProcesses` (for `afterAll`) kills what a test file left running.
+ * listens. What a test file leaves running is killed when it ends (`killCliProcesses` does it sooner).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessByStdio } from 'node:child_process';
@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { serializeConfiguration } from '../../src/config/xmlFile.js';
-import { testConfiguration } from './testHub.js';
+import { afterFile } from './afterFile.js';
+import { writeConfiguration } from './testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 // tsx by its path: the working directory may be an empty temp folder.
@@ -26,7 +26,7 @@ export interface CliProcess {
   errors(): string;
 }
 
-const running = new Set<CliProcess['proc']>();
+const running = new Map<CliProcess['proc'], CliProcess['exited']>();
 
 /** Runs src/cli.ts with `args`, on 127.0.0.1 and a port the system chooses unless `env` says otherwise. */
 export function runCli(args: string[], env: Record<string, string> = {}, cwd = ROOT): CliProcess {
@@ -35,7 +35,6 @@ export function runCli(args: string[], env: Record<string, string> = {}, cwd = R
     env: { ...process.env, HUB_PORT: '0', HUB_HOST: '127.0.0.1', HUB_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  running.add(proc);
   let out = '';
   let err = '';
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -46,6 +45,8 @@ export function runCli(args: string[], env: Record<string, string> = {}, cwd = R
       resolve(code ?? (signal ? -1 : null));
     }),
   );
+  running.set(proc, exited);
+  afterFile(() => kill(proc));
   const waitFor = (pattern: RegExp) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const timer = setInterval(() => {
@@ -72,13 +73,21 @@ export async function startHubProcess(
   env: Record<string, string> = {},
 ): Promise<CliProcess & { url: string }> {
   const config = path.join(dataDir, 'hub.config.xml');
-  if (!fs.existsSync(config)) fs.writeFileSync(config, serializeConfiguration(testConfiguration()));
+  if (!fs.existsSync(config)) writeConfiguration(config);
   const cli = runCli([], { HUB_DATA_DIR: dataDir, HUB_LOG_LEVEL: 'error', HUB_AUTH_FAILURE_DELAY_MS: '0', ...env });
   const [, url] = await cli.waitFor(/hub listening on (http:\/\/\S+)/);
   return { ...cli, url };
 }
 
-/** SIGKILLs every hub this test file started that still runs. */
-export function killCliProcesses(): void {
-  for (const proc of running) proc.kill('SIGKILL');
+/** SIGKILLs `proc` if it still runs; resolves once it exited. */
+async function kill(proc: CliProcess['proc']): Promise<void> {
+  const exited = running.get(proc);
+  if (!exited) return;
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+/** SIGKILLs every process this test file started that still runs; resolves once they exited. */
+export async function killCliProcesses(): Promise<void> {
+  await Promise.all([...running.keys()].map(kill));
 }

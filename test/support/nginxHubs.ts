@@ -9,10 +9,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { serializeConfiguration } from '../../src/config/xmlFile.js';
+import { afterFile } from './afterFile.js';
 import { freePort } from './postgres.js';
-import { tempDir, testConfiguration } from './testHub.js';
+import { tempDir, writeConfiguration } from './testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const NGINX_CONF = path.join(ROOT, 'deploy/nginx.conf');
@@ -64,7 +65,6 @@ export interface NginxHubs {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long a process may take to listen. */
 const START_MS = 180_000;
 
@@ -134,11 +134,10 @@ export async function startNginxHubs(
   count = 3,
   env: Record<string, string> = {},
 ): Promise<NginxHubs> {
-  const configuration = serializeConfiguration(testConfiguration());
   const hubs: HubProcess[] = [];
   for (let i = 0; i < count; i++) {
     const dataDir = tempDir();
-    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), configuration);
+    writeConfiguration(path.join(dataDir, 'hub.config.xml'));
     hubs.push({
       port: await freePort(),
       url: '',
@@ -188,6 +187,14 @@ export async function startNginxHubs(
       await sleep(25);
     }
     const stopped = nginx;
+    const stop = async () => {
+      for (const h of hubs) h.killing = true;
+      await Promise.all(hubs.map((h) => kill9(h.process)));
+      await kill9(stopped, 'SIGTERM'); // nginx's fast shutdown: its workers go too (SIGKILL would orphan them)
+      for (const h of hubs) fs.rmSync(h.dataDir, { recursive: true, force: true });
+      fs.rmSync(prefix, { recursive: true, force: true });
+    };
+    afterFile(stop);
     return {
       url,
       hubs,
@@ -196,13 +203,7 @@ export async function startNginxHubs(
         return kill9(hubs[i].process);
       },
       restart: (i) => startHubProcess(hubs[i], hubEnv),
-      stop: async () => {
-        for (const h of hubs) h.killing = true;
-        await Promise.all(hubs.map((h) => kill9(h.process)));
-        await kill9(stopped, 'SIGTERM'); // nginx's fast shutdown: its workers go too (SIGKILL would orphan them)
-        for (const h of hubs) fs.rmSync(h.dataDir, { recursive: true, force: true });
-        fs.rmSync(prefix, { recursive: true, force: true });
-      },
+      stop,
     };
   } catch (error) {
     await Promise.all(hubs.map((h) => kill9(h.process)));

@@ -13,7 +13,6 @@ import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -24,6 +23,7 @@ import type { NewMessage } from '../../src/store/postgres/logs.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
 import type { PostgresLog } from '../../src/store/postgres/pool.js';
+import { afterFile, tempDir } from './afterFile.js';
 
 const run = promisify(execFile);
 
@@ -228,7 +228,7 @@ export interface ThrowawayCluster {
   stop(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
   restart(mode?: 'smart' | 'fast' | 'immediate'): Promise<void>;
-  /** Stops it (immediate) and removes its directory. */
+  /** Stops it (immediate) and removes its directory; done when the test file ends if the test did not. */
   destroy(): Promise<void>;
 }
 
@@ -237,7 +237,7 @@ export interface ThrowawayCluster {
  * authentication, user postgres. Start-up takes a few seconds (initdb).
  */
 export async function throwawayCluster(): Promise<ThrowawayCluster> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-pg-'));
+  const dir = tempDir('hub-pg-');
   if (isRoot()) await run('chown', ['postgres:postgres', dir]);
   const data = path.join(dir, 'data');
   await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
@@ -264,6 +264,11 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
     port = await freePort(); // taken meanwhile: one more try
     await start();
   }
+  const destroy = async () => {
+    await stop('immediate').catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  afterFile(destroy);
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -274,10 +279,7 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
       await stop(mode);
       await start();
     },
-    destroy: async () => {
-      await stop('immediate').catch(() => {});
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+    destroy,
   };
 }
 

@@ -1,8 +1,6 @@
 /** Test support: a real hub on an ephemeral port over a real SQLite file in a temp directory. */
 import fs from 'node:fs';
 import { afterEach } from 'vitest';
-import os from 'node:os';
-import path from 'node:path';
 import type { HubConfiguration, PackageInstance } from '../../src/config/model.js';
 import { defaultRecoveryOptions, openAuthorizations } from '../../src/config/model.js';
 import { serializeConfiguration } from '../../src/config/xmlFile.js';
@@ -11,6 +9,9 @@ import { startHub } from '../../src/createHub.js';
 import { createLogger } from '../../src/logger.js';
 import type { HubOptions } from '../../src/settings.js';
 import { hubOptions } from '../../src/settings.js';
+import { afterFile, tempDir } from './afterFile.js';
+
+export { tempDir };
 
 export const ADMIN_KEY = 'admin-key-0001';
 export const DEV_KEY = 'dev-key-0001';
@@ -59,7 +60,13 @@ export function testConfiguration(): HubConfiguration {
   };
 }
 
-export const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'hub-test-'));
+/** Writes a configuration file as the hub does: readable by its owner only (it holds the keys). */
+export function writeConfiguration(file: string, config: HubConfiguration | string = testConfiguration()): void {
+  fs.writeFileSync(file, typeof config === 'string' ? config : serializeConfiguration(config), { mode: 0o600 });
+}
+
+/** The configuration file's text as it is now. */
+export const configFileText = (h: { options: HubOptions }) => fs.readFileSync(h.options.configPath, 'utf8');
 
 export interface TestHubOptions {
   dataDir?: string;
@@ -67,7 +74,10 @@ export interface TestHubOptions {
   options?: Partial<HubOptions>;
 }
 
-/** Starts a hub; writes the configuration file first unless `config` is null (first start). */
+/**
+ * Starts a hub; writes the configuration file first unless `config` is null (first start). The hub
+ * stops and its directory goes when the test file ends, if the test did not stop it.
+ */
 export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { dataDir: string; options: HubOptions }> {
   const dataDir = opts.dataDir ?? tempDir();
   const options = hubOptions({
@@ -80,12 +90,15 @@ export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { d
     logLevel: 'silent',
     ...opts.options,
   });
-  if (opts.config !== null && (opts.config !== undefined || !fs.existsSync(options.configPath))) {
-    const config = opts.config ?? testConfiguration();
-    fs.writeFileSync(options.configPath, typeof config === 'string' ? config : serializeConfiguration(config));
-  }
+  if (opts.config !== null && (opts.config !== undefined || !fs.existsSync(options.configPath)))
+    writeConfiguration(options.configPath, opts.config);
   const hub = await startHub(options, createLogger(options.logLevel));
-  return Object.assign(hub, { dataDir, options });
+  // Once: a second release of its data directory's lock would take the lock of a hub started there since.
+  let stopped: Promise<void> | undefined;
+  const stopOnce = hub.stop;
+  const stop = () => (stopped ??= stopOnce());
+  afterFile(stop);
+  return Object.assign(hub, { dataDir, options, stop });
 }
 
 export interface Identity {
