@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
 import { createLogger } from '../src/logger.js';
@@ -78,7 +79,6 @@ async function times<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
   return out;
 }
 const together = <T>(n: number, f: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => f(i)));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 await scenario('idle (baseline)', async () => {
   await sleep(500);

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
 import { Client, Pool } from 'undici';
@@ -156,7 +157,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[index];
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
 export const identity = {
   consumer: (name: string) => `SentinelName=Consumer&PackageName=${encodeURIComponent(name)}&AccessKey=dev-key-0001`,

@@ -28,6 +28,7 @@
  * `npm run test:chaos` runs it for 10 minutes with 1,000 pollers, strict. It prints what it counted, each
  * line with its time; HUB_TEST_HUB_LOG_DIR keeps every hub process's output there, to line up with it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request as send } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
@@ -82,7 +83,6 @@ const CALLEES: Identity[] = [pkg('S1', 'P2'), pkg('S2', 'P1', OTHER_KEY)];
 const PROBE = pkg('S2', 'P1', OTHER_KEY);
 
 const runs = nginxAvailable() && throwawayClusterPossible();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const jitter = (ms: number) => sleep(ms / 2 + Math.random() * ms);
 const friendly = (who: Identity) => `${who.SentinelName}/${who.PackageName}`;
 const iface = (who: Identity) => (who.SentinelName === 'Consumer' ? 'consumer' : 'platform');

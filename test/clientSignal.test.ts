@@ -9,6 +9,7 @@ import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientGone } from '../src/http/context.js';
 import type { ClientSignal } from '../src/hub/clientSignal.js';
+import { until } from './support/until.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -57,7 +58,7 @@ describe('the client-gone signal of a request', () => {
     expect(signal.aborted).toBe(false);
     client.abort();
     expect(await request).toBe('aborted');
-    for (let i = 0; i < 100 && heard.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => heard.length === 3);
     expect(signal.aborted).toBe(true);
     expect(heard).toEqual(['first:abort', 'second:abort', 'third:abort']);
   });
@@ -78,7 +79,7 @@ describe('the client-gone signal of a request', () => {
     await requestArrived;
     client.abort();
     await request;
-    for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => heard.length > 0);
     expect(heard).toEqual(['second']);
   });
 });

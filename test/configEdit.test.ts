@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { WORKER_THRESHOLD_BYTES } from '../src/config/offLoop.js';
 import { constellationFile, controlHub } from './support/constellation.js';
@@ -259,7 +260,7 @@ describe('pending changes on disk are never lost', () => {
         Name: 'Device7',
         AccessKey: `rotated-${delayMs}-0001`,
       });
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await sleep(delayMs);
       const edited = fileOf(h).replace(
         /<!-- (Recovery of packages that crash|edited by hand \d+) -->/,
         `<!-- edited by hand ${delayMs} -->`,

@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import type { CliProcess } from './support/hubCli.js';
@@ -125,7 +126,7 @@ describe('crash safety', () => {
             }
           }
         });
-        await new Promise((r) => setTimeout(r, 100 + Math.random() * 400));
+        await sleep(100 + Math.random() * 400);
         await kill9(hub);
         running = false;
         await Promise.all([...pushers, ...senders]);

@@ -5,10 +5,13 @@
  */
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import type { TestHub } from './support/testHub.js';
-import { ADMIN_KEY, consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
+import { consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
+import { metricsText } from './support/waitingPolls.js';
+import { until } from './support/until.js';
 
 const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
@@ -115,16 +118,15 @@ describe('StateObject cursors', () => {
     const tombstones = () =>
       (reader.prepare('select count(*) as n from state_objects where is_deleted = 1').get() as { n: number }).n;
     try {
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       expect(tombstones()).toBe(1);
       expect(await poll(h, id)).toEqual([['T', 'deleted']]);
       // Written, that answer's delivery stays pending until the next poll (hub/deliveries.ts): a crash
       // before it reads the tombstone again.
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       expect(tombstones()).toBe(1);
       expect(await poll(h, id)).toEqual([]);
-      for (let i = 0; i < 40 && tombstones() > 0; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(tombstones()).toBe(0);
+      await until(() => tombstones() === 0);
     } finally {
       reader.close();
     }
@@ -155,9 +157,7 @@ describe('message cursors', () => {
     for (let i = 1; i <= 5; i++)
       await get(h, 'platform/SendMessage', p1, { scope: 'Package', args: 'Consumer/App', key: 'N', data: String(i) });
     expect(await pollMessages(h, id)).toEqual([3, 4, 5]);
-    const metrics = await (
-      await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
-    ).text();
+    const metrics = await metricsText(h);
     expect(metrics).toMatch(/hub_dropped_messages_total 2\b/);
   });
 });

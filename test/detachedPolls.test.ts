@@ -6,17 +6,8 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import {
-  ADMIN_KEY,
-  call,
-  consumer,
-  get,
-  idOf,
-  pkg,
-  hubsStoppedAfterEach,
-  testConfiguration,
-} from './support/testHub.js';
-import { waitingPolls } from './support/waitingPolls.js';
+import { call, consumer, get, idOf, pkg, hubsStoppedAfterEach, testConfiguration } from './support/testHub.js';
+import { metricsText, waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const app = consumer();
@@ -72,9 +63,7 @@ describe('a waiting long-poll answered outside Koa', () => {
     await waitingPolls(h, 1);
     await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Ping', data: 1 });
     expect((await waiting).status).toBe(200);
-    const text = await (
-      await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
-    ).text();
+    const text = await metricsText(h);
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="500"\} 1\b/);
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="400"\} 1\b/);
     expect(text).toMatch(/hub_http_requests_total\{interface="consumer",action="getmessages",status="200"\} 1\b/);

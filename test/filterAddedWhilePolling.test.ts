@@ -5,16 +5,17 @@
  */
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { consumer, get, idOf, pkg, hubsStoppedAfterEach } from './support/testHub.js';
 import type { Reply, TestHub } from './support/testHub.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const p1 = pkg('S1', 'P1');
 const app = consumer();
-const POLL_TIMEOUT_MS = 20_000;
+/** The longest a poll may wait, longer than each test may run: only the push or the send can answer it. */
+const POLL_TIMEOUT_MS = 120_000;
 
 /**
  * Starts the poll, then adds to its subscription, while another connection holds the write lock: the
@@ -54,13 +55,10 @@ describe('added while a poll registers', () => {
       () => get(h, 'consumer/SubscribeToStateObjects', app, { name: 'New', subscriptionId: id }),
       id,
     );
-    const pushedAt = Date.now();
     expect((await get(h, 'platform/PushStateObject', p1, { name: 'New', value: 1 })).status).toBe(204);
     const answer = await polling;
     expect(answer.status).toBe(200);
     expect(answer.json<{ StateObject: { Name: string } }[]>().map((u) => u.StateObject.Name)).toEqual(['New']);
-    // Woken by the push, not answered at its timeout (a wide margin: a woken poll answers in ms).
-    expect(Date.now() - pushedAt).toBeLessThan(POLL_TIMEOUT_MS / 2);
   }, 60_000);
 
   it('a message group: a message to only that group wakes the poll', async () => {
@@ -72,7 +70,6 @@ describe('added while a poll registers', () => {
       () => get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Garden', subscriptionId: id }),
       id,
     );
-    const sentAt = Date.now();
     const sent = await get(h, 'platform/SendMessage', p1, {
       scope: 'Group',
       args: 'Garden',
@@ -83,6 +80,5 @@ describe('added while a poll registers', () => {
     const answer = await polling;
     expect(answer.status).toBe(200);
     expect(answer.json<{ Key: string }[]>().map((m) => m.Key)).toEqual(['Water']);
-    expect(Date.now() - sentAt).toBeLessThan(POLL_TIMEOUT_MS / 2);
   }, 60_000);
 });

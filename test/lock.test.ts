@@ -5,11 +5,11 @@
  */
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { consumer, get, hubsStoppedAfterEach, pkg } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A second connection to the hub's file, as `sqlite3 data/hub.db` would open, holding the write lock. */
 function shellHoldingWriteLock(dataDir: string): Sqlite.Database {

@@ -4,14 +4,11 @@
  * leaves no waiter behind.
  */
 import { describe, expect, it } from 'vitest';
-import { ADMIN_KEY, admin, call, get, pkg, hubsStoppedAfterEach } from './support/testHub.js';
-import { waitingPolls } from './support/waitingPolls.js';
+import { admin, call, get, pkg, hubsStoppedAfterEach } from './support/testHub.js';
+import { metricsText, waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
-
-const metrics = async (h: { url: string }) =>
-  (await fetch(`${h.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)).text();
 
 async function lastLogId(h: { url: string }): Promise<number> {
   await get(h, 'platform/WriteLog', p1, { message: 'before' });
@@ -37,7 +34,7 @@ describe('following the package logs', () => {
     expect(woken.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(woken.headers.get('access-control-allow-origin')).toBe('*');
     await waitingPolls(h, 0);
-    expect(await metrics(h)).toMatch(
+    expect(await metricsText(h)).toMatch(
       /hub_http_requests_total\{interface="management",action="logs",status="200"\} 2\b/,
     );
   });

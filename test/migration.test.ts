@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -65,7 +66,7 @@ describe('migration to logs and cursors', () => {
     const { objects, messages } = await oldDatabase(dataDir);
     const h = await hub({ dataDir, options: { sweepIntervalMs: 50 } });
     // Sweeps run before the first poll: what is pending from before must survive them.
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const pollObjects = async () =>
       (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: objects, timeout: 0 }))
         .json<StateObjectUpdateRecord[]>()

@@ -3,6 +3,7 @@
  * affinity): every request of these tests goes through nginx, so each may land on any process, and
  * each test is arranged so that it holds whichever process the requests land on.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { consumer, get, idOf, pkg } from './support/testHub.js';
@@ -14,7 +15,6 @@ import { waitingPollCount } from './support/waitingPolls.js';
 
 const server = await postgresServer();
 const runs = server.available && nginxAvailable();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!runs)('three hub processes behind nginx', () => {
   let database: TestDatabase;

@@ -26,14 +26,12 @@ describe('matchesPattern', () => {
     expect(matchesPattern(pattern, value)).toBe(expected);
   });
 
-  it('answers a 160 KB value against *Light*On* as fast as a short one (no backtracking)', () => {
-    // With a backtracking regex this value took 9 s once; the matcher here is a few indexOf calls.
+  it('answers a 160 KB value against *Light*On* without backtracking', () => {
+    // With a backtracking regex this value took 9 s once, so these 100 matches would outlast the test's
+    // timeout (vitest fails a synchronous test that overran it); the matcher here is a few indexOf calls.
     const hostile = 'Light'.repeat(32 * 1024);
-    const started = performance.now();
     for (let i = 0; i < 100; i++) expect(matchesPattern('*Light*On*', hostile)).toBe(false);
     expect(matchesPattern('*Light*On*', `${hostile}On`)).toBe(true);
-    // 100 matches: a generous bound, three orders of magnitude under the regex's single 9 s.
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

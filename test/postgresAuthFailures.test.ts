@@ -13,6 +13,7 @@ import type { TestHub } from './support/testHub.js';
 import { firmwareRequest, RawConnection } from './support/rawHttp.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 const S1P1 = pkg('S1', 'P1');
@@ -87,7 +88,7 @@ describe.skipIf(!server.available)('failed authentications counted across proces
     expect(await answer(b, address, WRONG)).toBe(403);
     expect(await answer(b, address, S1P1)).toBe(429);
     // A never saw the third failure: B's announcement blocks the address there too.
-    while ((await answer(a, address, S1P1)) !== 429) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(async () => (await answer(a, address, S1P1)) === 429);
     // Another address is not affected.
     expect(await answer(a, '127.0.0.22', S1P1)).toBe(200);
     expect(await answer(b, '127.0.0.22', S1P1)).toBe(200);

@@ -4,6 +4,7 @@
  * served at once by the process that answered it, is in the database's document, and is served by the
  * other process once it applied the change (docs/configuration.md, "On PostgreSQL").
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliProcess } from './support/hubCli.js';
 import { killCliProcesses, startHubProcess } from './support/hubCli.js';
@@ -48,7 +49,7 @@ describe.skipIf(!server.available)('management writes through two processes raci
       url: h.url,
       sighup: async () => {
         h.proc.kill('SIGHUP');
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
       },
     }));
     for (let round = 0; round < ROUNDS; round++) {
@@ -77,7 +78,7 @@ describe.skipIf(!server.available)('management writes through two processes raci
       };
       let missing = await missingOn();
       while (missing.length > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
         missing = await missingOn();
       }
       expect(missing.slice(0, 3), `${h.url} lists every acknowledged credential`).toEqual([]);

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
@@ -37,7 +38,7 @@ async function eventually(condition: () => Promise<boolean>, what: string): Prom
   const deadline = Date.now() + 20_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 

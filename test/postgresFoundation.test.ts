@@ -3,6 +3,7 @@
  * of its own: connection settings per role, a pool that survives killed connections, the migrator
  * (also raced by several "processes" at once), and gap-free log numbers (the gap test).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -13,8 +14,9 @@ import { postgresMigrations } from '../migrations/postgres/index.js';
 import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
 import type { NewStateObject } from '../src/store/postgres/logs.js';
 import type { PostgresDatabase } from '../src/store/postgres/schema.js';
-import { messageRow, postgresServer, testDatabase, testPool } from './support/postgres.js';
+import { messageRow, postgresServer, testDatabase, testPool, waitUntilBlocked } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 /** PostgreSQL's migration list, in the order it runs. */
@@ -38,15 +40,6 @@ const stateObject = (name: string): NewStateObject => ({
   lifetime_s: 0,
   expires_at_ms: null,
 });
-
-/** Waits (by polling pg_stat_activity, not by time) until the backend `pid` waits on a lock. */
-async function waitUntilBlocked(admin: pg.Pool, pid: number): Promise<void> {
-  for (;;) {
-    const { rows } = await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [pid]);
-    if (rows[0]?.wait_event_type === 'Lock') return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe.skipIf(!server.available)('PostgreSQL foundations', () => {
   let database: TestDatabase;
@@ -127,7 +120,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
         );
         expect(killIdle.rows.map((r) => r.killed)).toEqual([true]);
         // The pool drops it when its socket reports the end (pool.on('error') logs it).
-        while (pool.totalCount > 0) await new Promise((r) => setTimeout(r, 5));
+        await until(() => pool.totalCount === 0);
 
         const transaction = db.transaction().execute(async (trx) => {
           await sql`select 1`.execute(trx);
@@ -136,7 +129,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
             `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'idle in transaction'`,
             [applicationName('victim')],
           );
-          await new Promise((r) => setTimeout(r, 100));
+          await sleep(100);
           await sql`select 2`.execute(trx);
         });
         await expect(transaction).rejects.toThrow();

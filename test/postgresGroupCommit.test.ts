@@ -10,7 +10,7 @@ import { appendMessages } from '../src/store/postgres/logs.js';
 import type { NewMessage } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { notifyCommitted } from '../src/store/postgres/listener.js';
-import { messageRow, migratedDatabase, postgresServer, testClient } from './support/postgres.js';
+import { messageRow, migratedDatabase, postgresServer, testClient, waitUntilBlocked } from './support/postgres.js';
 import type { MigratedDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -95,12 +95,7 @@ describe.skipIf(!server.available)('PostgreSQL group commit', () => {
           otherDone = other.query('update deadlock_demo set v = v + 10 where id = 1').then(() => other.query('commit'));
           // The other waits on row 1 before this batch waits on row 2: the cycle exists when the batch's
           // (shorter) deadlock check runs, so the batch is the victim.
-          while (
-            (await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [otherPid])).rows[0]
-              ?.wait_event_type !== 'Lock'
-          ) {
-            await new Promise((r) => setTimeout(r, 5));
-          }
+          await waitUntilBlocked(admin, otherPid);
         }
         await client.query('update deadlock_demo set v = v + 1 where id = 2');
         return items;

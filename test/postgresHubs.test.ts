@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { ADMIN_KEY, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
-import { waitingPolls } from './support/waitingPolls.js';
+import { metricsText, waitingPolls } from './support/waitingPolls.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -64,9 +64,7 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
   });
 
   it('each process reports its listening connection and the lags of notifications and tail reads in its metrics', async () => {
-    const text = await (
-      await fetch(`${b.url}/metrics?SentinelName=Management&PackageName=Prom&AccessKey=${ADMIN_KEY}`)
-    ).text();
+    const text = await metricsText(b);
     expect(text).toMatch(/^hub_postgres_listener_up 1$/m);
     expect(text).toMatch(/^hub_postgres_listener_reconnects 0$/m);
     expect(text).toMatch(/^hub_postgres_tail_reads [1-9]\d*$/m);

@@ -3,6 +3,7 @@
  * 503 with its reason while PostgreSQL is stopped and 200 again once it runs, without a restart of the
  * hub; `/health` answers throughout (the process is up).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
@@ -16,7 +17,7 @@ async function readyOnce(hub: TestHub, status: number): Promise<unknown> {
   for (;;) {
     const response = await fetch(`${hub.url}/ready`);
     if (response.status === status) return response.json();
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -12,6 +12,7 @@ import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { waitingPolls } from './support/waitingPolls.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 
@@ -83,8 +84,7 @@ describe.skipIf(!server.available)('the process list on PostgreSQL', () => {
     const poll = get(b, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 30_000 });
     await waitingPolls(b, 1);
     // B's next heartbeat (every 5 s) carries its count to the database.
-    while ((await processes(a)).find((p) => p.Id === bId)?.WaitingLongPolls !== 1)
-      await new Promise((r) => setTimeout(r, 200));
+    await until(async () => (await processes(a)).find((p) => p.Id === bId)?.WaitingLongPolls === 1);
     await get(a, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: '1' });
     expect((await poll).status).toBe(200);
   });

@@ -1,5 +1,6 @@
 import type { Generated, Kysely } from 'kysely';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenedDatabase } from '../src/db/open.js';
 import { closeDatabase, openDatabase } from '../src/db/open.js';
@@ -23,14 +24,14 @@ describe('the one SQLite connection behind Kysely', () => {
       await held;
       await trx.insertInto('t').values({ v: 'trx-2' }).execute();
     });
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     const queued = Array.from({ length: 500 }, (_, i) =>
       db
         .insertInto('t')
         .values({ v: `q-${i}` })
         .execute(),
     );
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     release();
     await Promise.all([transaction, ...queued]);
     const order = (await db.selectFrom('t').select('v').orderBy('seq').execute()).map((r) => r.v);

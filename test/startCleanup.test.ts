@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHub, tempDir } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 
@@ -57,12 +58,7 @@ describe('a start that fails after the store opened', () => {
               `select count(*) as n from pg_stat_activity where datname = current_database() and application_name like 'hub:%'`,
             )
           ).rows[0].n;
-        let left = await hubConnections();
-        for (let attempt = 0; left > 0 && attempt < 50; attempt++) {
-          await new Promise((r) => setTimeout(r, 100));
-          left = await hubConnections();
-        }
-        expect(left).toBe(0);
+        await until(async () => (await hubConnections()) === 0);
       } finally {
         await pool.end();
       }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StateObjectUpdateRecord } from '../src/hub/records.js';
 import {
   admin,
+  call,
   consumer,
   get,
   idOf,
@@ -13,7 +14,8 @@ import {
   hubsStoppedAfterEach,
 } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
-import { waitingPollCount, waitingPolls } from './support/waitingPolls.js';
+import { until } from './support/until.js';
+import { metricsText, waitingPollCount, waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
@@ -34,7 +36,6 @@ const poll = async (h: Hub, id: string, query: Record<string, string | number> =
   return reply.json<StateObjectUpdateRecord[]>();
 };
 const values = (updates: StateObjectUpdateRecord[]) => updates.map((u) => [u.StateObject.Name, u.StateObject.Value]);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('publishing and requesting', () => {
   it('stores pushes from GET (lenient JSON values) and POST, with inferred types', async () => {
@@ -205,9 +206,23 @@ describe('subscriptions and long-polling', () => {
     let t = Date.now();
     expect(await poll(h, id, { timeout: 1000 })).toEqual([]);
     expect(Date.now() - t).toBeGreaterThanOrEqual(950);
-    t = Date.now();
-    expect(await poll(h, id, { timeout: 0 })).toEqual([]);
-    expect(Date.now() - t).toBeLessThan(500);
+    // At once with timeout=0: six such polls answer while a poll of 5 s still waits (had 0 been taken as
+    // the 1 s minimum, they would take 6 s).
+    const other = await subscribe(h, { name: 'Nothing' });
+    const leave = new AbortController();
+    let answered = false;
+    const waiting = call(h, 'GET', 'consumer/GetStateObjects', app, {
+      query: { subscriptionId: other, timeout: 5000 },
+      signal: leave.signal,
+    }).then(
+      () => (answered = true),
+      () => {},
+    );
+    await waitingPolls(h, 1);
+    for (let i = 0; i < 6; i++) expect(await poll(h, id, { timeout: 0 })).toEqual([]);
+    expect(answered).toBe(false);
+    leave.abort();
+    await waiting;
     t = Date.now();
     expect(await poll(h, id, { timeout: 5 })).toEqual([]);
     expect(Date.now() - t).toBeGreaterThanOrEqual(950);
@@ -315,7 +330,8 @@ describe('ownership, expiry and authorization', () => {
   it('expires idle subscriptions', async () => {
     const h = await hub({ options: { subscriptionIdleMs: 300, sweepIntervalMs: 100 } });
     const id = await subscribe(h, { name: 'Temp' });
-    await sleep(700);
+    // Counted without a poll (a poll would keep it alive).
+    await until(async () => !/^hub_subscriptions\{.*\} [1-9]/m.test(await metricsText(h)));
     expect((await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 })).status).toBe(500);
   });
 

@@ -15,8 +15,8 @@ import type { HubOptions } from '../src/settings.js';
 import { hubOptions } from '../src/settings.js';
 import fs from 'node:fs';
 import { consumer, get, idOf, pkg, tempDir, testConfiguration } from './support/testHub.js';
+import { until } from './support/until.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let running: Hub | undefined;
 afterEach(async () => {
   await running?.stop();
@@ -39,7 +39,7 @@ describe('housekeeping logs', () => {
   it('names each expired subscription with its kind, caller and credential', async () => {
     const { hub, lines } = await hubWithLog({ subscriptionIdleMs: 200, sweepIntervalMs: 50 });
     const id = idOf(await get(hub, 'consumer/SubscribeToMessage', consumer('Idle')));
-    for (let i = 0; i < 40 && !lines.some((l) => l.subscription === id); i++) await sleep(50);
+    await until(() => lines.some((l) => l.subscription === id));
     expect(lines.find((l) => l.subscription === id)).toMatchObject({
       msg: 'idle subscription expired',
       kind: 'messages',
@@ -53,7 +53,7 @@ describe('housekeeping logs', () => {
     const shell = new Sqlite(path.join(dataDir, 'hub.db'));
     shell.exec('BEGIN IMMEDIATE');
     try {
-      for (let i = 0; i < 40 && !lines.some((l) => String(l.msg).startsWith('sweep skipped')); i++) await sleep(50);
+      await until(() => lines.some((l) => String(l.msg).startsWith('sweep skipped')));
     } finally {
       shell.exec('ROLLBACK');
       shell.close();

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { admin, get, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { storedStateOf } from './support/storedState.js';
+import { until } from './support/until.js';
 
 const hub = hubsStoppedAfterEach();
 
@@ -49,9 +50,8 @@ describe('upload limits', () => {
     const reply = await upload(h, files);
     expect(reply.status, reply.text).toBe(413);
     expect(reply.json().Message).toMatch(/too large|too many|files/i);
-    // Formidable may still be finishing the file it had started: give it a moment, then nothing may remain.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(tmpFiles(h)).toEqual([]);
+    // Formidable may still be finishing the file it had started: then nothing may remain.
+    await until(() => tmpFiles(h).length === 0);
     expect(stored.digest()).toBe(before);
     stored.close();
     expect((await get(h, 'management/packages', admin)).json()).toEqual([]);

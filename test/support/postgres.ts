@@ -24,6 +24,7 @@ import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
 import type { PostgresLog } from '../../src/store/postgres/pool.js';
 import { afterFile, tempDir } from './afterFile.js';
+import { until } from './until.js';
 
 const run = promisify(execFile);
 
@@ -295,3 +296,11 @@ export const messageRow = (data: string): NewMessage => ({
   data,
   sent_ms: 1,
 });
+
+/** Waits (by polling pg_stat_activity, not by time) until the backend `pid` waits on a lock. */
+export const waitUntilBlocked = (admin: pg.Pool, pid: number) =>
+  until(
+    async () =>
+      (await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [pid])).rows[0]
+        ?.wait_event_type === 'Lock',
+  );

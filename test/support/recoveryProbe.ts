@@ -13,6 +13,7 @@ import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 export interface RecoveryRequest {
@@ -44,8 +45,6 @@ export interface RecoveryProbe {
   recover(request: RecoveryRequest): Promise<RecoveryReport>;
   close(): void;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The status of a GET on a fresh connection (0 when it failed or took longer than `timeoutMs`). */
 function statusOf(url: string, timeoutMs: number): Promise<number> {
