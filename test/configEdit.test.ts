@@ -10,10 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { WORKER_THRESHOLD_BYTES } from '../src/config/offLoop.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import type { TestHub } from './support/testHub.js';
-import { get, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir } from './support/testHub.js';
+import { get, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir, configFileText } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
-const fileOf = (h: TestHub) => fs.readFileSync(h.options.configPath, 'utf8');
 
 /** The lines of `after` that are not in `before`, and those of `before` gone from `after` (multiset). */
 function lineDiff(before: string, after: string): { added: string[]; removed: string[] } {
@@ -66,7 +65,7 @@ describe('management writes edit the file in place', () => {
     const h = await hub({ config: constellationFile });
     const added = await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' });
     expect(added.status).toBe(200);
-    const after = fileOf(h);
+    const after = configFileText(h);
     const { added: lines, removed } = lineDiff(constellationFile, after);
     expect(removed).toEqual([]);
     expect(lines).toHaveLength(1);
@@ -90,7 +89,7 @@ describe('management writes edit the file in place', () => {
         })
       ).status,
     ).toBe(200);
-    expect(lineDiff(file, fileOf(h))).toEqual({
+    expect(lineDiff(file, configFileText(h))).toEqual({
       removed: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='standard-access-key-0001'`],
       added: [`      <credential name='StandardAccess' legacyFlag='yes' accessKey='it&apos;s-a-new-key'`],
     });
@@ -105,7 +104,7 @@ describe('management writes edit the file in place', () => {
     expect(
       (await post(h, 'management/sentinels/MyServer/packages/HWMonitor/groups', controlHub, ['GroupA'])).status,
     ).toBe(200);
-    const after = fileOf(h);
+    const after = configFileText(h);
     expect(after.startsWith('\ufeff<?xml')).toBe(true);
     expect(/[^\r]\n/.test(after)).toBe(false);
     expect(lineDiff(windows, after).removed).toEqual(['          <package name="HWMonitor" enable="true" />\r']);
@@ -117,11 +116,11 @@ describe('management writes edit the file in place', () => {
       Name: 'StandardAccess',
       AccessKey: 'standard-access-key-0002',
     });
-    let diff = lineDiff(constellationFile, fileOf(h));
+    let diff = lineDiff(constellationFile, configFileText(h));
     expect(diff.removed).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0001" />']);
     expect(diff.added).toEqual(['      <credential name="StandardAccess" accessKey="standard-access-key-0002" />']);
 
-    const before = fileOf(h);
+    const before = configFileText(h);
     const recovery = {
       RestartAfterFailure: true,
       NumberOfRetry: 5,
@@ -129,7 +128,7 @@ describe('management writes edit the file in place', () => {
       RestartPackageAfterSeconds: 30,
     };
     expect((await post(h, 'management/configuration/recoveryoptions', controlHub, recovery)).status).toBe(200);
-    diff = lineDiff(before, fileOf(h));
+    diff = lineDiff(before, configFileText(h));
     expect(diff.added).toEqual([
       '    <recoveryOptions restartAfterFailure="true" numberOfRetry="5" restCounterAfterMinutes="99" restartPackageAfterSeconds="30" />',
     ]);
@@ -140,7 +139,7 @@ describe('management writes edit the file in place', () => {
     const base = 'management/sentinels/MyServer/packages/Paradox';
     // Zones comes back as it reads: the content setting stays as written; PortName changes in place.
     await post(h, `${base}/settings`, controlHub, { PortName: 'COM5', Zones: '[ "Hall", "Kitchen" ]' });
-    let diff = lineDiff(constellationFile, fileOf(h));
+    let diff = lineDiff(constellationFile, configFileText(h));
     expect(diff).toEqual({
       removed: ['              <setting key="PortName" value="COM4" />'],
       added: ['              <setting key="PortName" value="COM5" />'],
@@ -148,7 +147,7 @@ describe('management writes edit the file in place', () => {
     await post(h, `${base}/groups`, controlHub, ['GroupA']);
     await post(h, 'management/sentinels', controlHub, { Name: 'Garage', Credential: 'StandardAccess' });
     await post(h, 'management/sentinels/Garage/packages', controlHub, { Name: 'Door' });
-    const text = fileOf(h);
+    const text = configFileText(h);
     expect(text).toContain('<!-- Recovery of packages that crash -->');
     expect(text).toContain('<fileServer enable="true" path="C:\\Program Files\\Constellation\\Server\\Web" />');
     expect(text).toContain(
@@ -160,7 +159,7 @@ describe('management writes edit the file in place', () => {
       / {6}<sentinel name="Garage" credential="StandardAccess">\n {8}<packages>\n {10}<package name="Door" enable="true" autostart="true"\/>/,
     );
     expect((await call_delete(h, 'management/sentinels/Garage')).status).toBe(204);
-    diff = lineDiff(constellationFile, fileOf(h));
+    diff = lineDiff(constellationFile, configFileText(h));
     expect(diff.added.join('\n')).not.toMatch(/Garage|Door/);
   });
 });
@@ -187,7 +186,7 @@ describe('a large file is edited off the event loop, with the same result', () =
       EnableControlHub: true,
     });
     expect(reply.status).toBe(200);
-    expect(lineDiff(large, fileOf(first))).toEqual({
+    expect(lineDiff(large, configFileText(first))).toEqual({
       removed: ['      <credential name="Device500" accessKey="device-key-500-0001" />'],
       added: ['      <credential name="Device500" accessKey="rotated-key-0001" enableControlHub="true" />'],
     });
@@ -198,7 +197,10 @@ describe('a large file is edited off the event loop, with the same result', () =
       .find((c) => c.Name === 'Device500');
     expect(device).toMatchObject({ AccessKey: 'rotated-key-0001', EnableControlHub: true });
     // Reload and POST configuration read a large file off the event loop too, with the same answers.
-    fs.writeFileSync(second.options.configPath, fileOf(second).replace('device-key-900-0001', 'device-key-900-0002'));
+    fs.writeFileSync(
+      second.options.configPath,
+      configFileText(second).replace('device-key-900-0001', 'device-key-900-0002'),
+    );
     expect((await get(second, 'management/configuration/reload', controlHub)).status).toBe(200);
     expect(
       (
@@ -213,7 +215,7 @@ describe('a large file is edited off the event loop, with the same result', () =
       second,
       'management/configuration',
       controlHub,
-      fileOf(second).replace('name="Device901"', 'name="Device900"'),
+      configFileText(second).replace('name="Device901"', 'name="Device900"'),
       'application/xml',
     );
     expect(broken.status).toBe(400);
@@ -238,14 +240,14 @@ describe('pending changes on disk are never lost', () => {
       /edited by hand or sent with POST configuration/,
     );
     expect(refused.json<{ MessageDetail: string }>().MessageDetail).toMatch(/configuration\/reload/);
-    expect(fileOf(h)).toBe(edited);
+    expect(configFileText(h)).toBe(edited);
     // Reloading applies the edit; the write then goes through on top of it.
     expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
     expect(
       (await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status,
     ).toBe(200);
-    expect(fileOf(h)).toContain('<sentinel name="HandMade" credential="StandardAccess" />');
-    expect(fileOf(h)).toContain('name="Newbie"');
+    expect(configFileText(h)).toContain('<sentinel name="HandMade" credential="StandardAccess" />');
+    expect(configFileText(h)).toContain('name="Newbie"');
   });
 
   it('a hand edit saved while a write is under way is not overwritten by it', async () => {
@@ -261,7 +263,7 @@ describe('pending changes on disk are never lost', () => {
         AccessKey: `rotated-${delayMs}-0001`,
       });
       await sleep(delayMs);
-      const edited = fileOf(h).replace(
+      const edited = configFileText(h).replace(
         /<!-- (Recovery of packages that crash|edited by hand \d+) -->/,
         `<!-- edited by hand ${delayMs} -->`,
       );
@@ -269,7 +271,7 @@ describe('pending changes on disk are never lost', () => {
       const reply = await writing;
       expect([200, 409]).toContain(reply.status);
       // Whichever came first, the hand edit is what the file holds now.
-      expect(fileOf(h) === edited, `delay ${delayMs}: ${reply.status}`).toBe(true);
+      expect(configFileText(h) === edited, `delay ${delayMs}: ${reply.status}`).toBe(true);
       expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
     }
   });
@@ -280,7 +282,7 @@ describe('pending changes on disk are never lost', () => {
     expect((await post(h, 'management/configuration', controlHub, posted, 'application/xml')).status).toBe(204);
     const refused = await post(h, 'management/sentinels', controlHub, { Name: 'Garage', Credential: 'StandardAccess' });
     expect(refused.status).toBe(409);
-    expect(fileOf(h)).toBe(posted);
+    expect(configFileText(h)).toBe(posted);
     const history = versions(h);
     expect(history.at(-1)).toMatchObject({
       written_by: 'ControlHub',
@@ -344,13 +346,13 @@ describe('history', () => {
     expect(history[0]).toMatchObject({ written_by: '(file)', reason: 'start', applied: 1, text: constellationFile });
     expect(history[12]).toMatchObject({ written_by: 'ControlHub', reason: 'POST credentials', applied: 1 });
     expect(Date.parse(history[12].written_at)).toBeGreaterThan(Date.now() - 60_000);
-    expect(history[12].text).toBe(fileOf(h));
+    expect(history[12].text).toBe(configFileText(h));
 
     // Restore the version before the third write: post it back and reload (docs/configuration.md).
     const restore = history[2].text;
     expect((await post(h, 'management/configuration', controlHub, restore, 'application/xml')).status).toBe(204);
     expect((await get(h, 'management/configuration/reload', controlHub)).status).toBe(200);
-    expect(fileOf(h)).toBe(restore);
+    expect(configFileText(h)).toBe(restore);
     const names = (await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name);
     expect(names).toEqual(['StandardAccess', 'ControlHub', 'Restricted', 'C0', 'C1']);
   });
@@ -435,7 +437,7 @@ describe('what is acknowledged is what a restart gives back', () => {
 
   it('a write whose history commit fails (database locked by another process) answers an error and changes nothing', async () => {
     const h = await hub({ config: constellationFile, options: { lockWaitMs: 200 } });
-    const before = fileOf(h);
+    const before = configFileText(h);
     const locker = new Database(path.join(h.dataDir, 'hub.db'));
     locker.pragma('busy_timeout = 0');
     locker.exec('BEGIN IMMEDIATE');
@@ -449,7 +451,7 @@ describe('what is acknowledged is what a restart gives back', () => {
       locker.exec('ROLLBACK');
       locker.close();
     }
-    expect(fileOf(h)).toBe(before);
+    expect(configFileText(h)).toBe(before);
     expect(fs.readdirSync(path.dirname(h.options.configPath)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(
       (await get(h, 'management/credentials', controlHub)).json<{ Name: string }[]>().map((c) => c.Name),
@@ -467,6 +469,6 @@ describe('what is acknowledged is what a restart gives back', () => {
     expect(
       (await post(h, 'management/credentials', controlHub, { Name: 'Newbie', AccessKey: 'newbie-key-0001' })).status,
     ).toBe(200);
-    expect(lineDiff(before, fileOf(h)).added).toHaveLength(1);
+    expect(lineDiff(before, configFileText(h)).added).toHaveLength(1);
   });
 });

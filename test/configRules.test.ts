@@ -10,20 +10,19 @@ import { parseConfigurationFile } from '../src/config/xmlFile.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import { storedStateOf } from './support/storedState.js';
 import type { TestHub } from './support/testHub.js';
-import { get, hubsStoppedAfterEach, post, startTestHub, tempDir } from './support/testHub.js';
+import { get, hubsStoppedAfterEach, post, startTestHub, tempDir, configFileText } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
-const fileOf = (h: TestHub) => fs.readFileSync(h.options.configPath, 'utf8');
 
 /** Runs `act` and checks that neither the file nor anything stored changed. */
 async function changesNothing(h: TestHub, act: () => Promise<void>): Promise<void> {
   const state = storedStateOf(h.dataDir);
   try {
-    const file = fileOf(h);
+    const file = configFileText(h);
     const digest = state.digest();
     const config = JSON.stringify(h.services.configuration.current);
     await act();
-    expect(fileOf(h)).toBe(file);
+    expect(configFileText(h)).toBe(file);
     expect(state.digest()).toBe(digest);
     expect(JSON.stringify(h.services.configuration.current)).toBe(config);
   } finally {

@@ -4,7 +4,6 @@
  * CONSOLE_SCREENSHOTS=1 also saves a screenshot of each page into docs/console/.
  */
 import { strToU8, zipSync } from 'fflate';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
@@ -23,6 +22,7 @@ import {
   post,
   startTestHub,
   testConfiguration,
+  configFileText,
 } from './support/testHub.js';
 
 let hub: TestHub;
@@ -359,7 +359,7 @@ describe('the console', () => {
     await open('configuration', 'Configuration');
     const editor = page.getByLabel('Configuration XML');
     await expect.poll(() => editor.inputValue()).toContain('<credential name="Kitchen"');
-    const fileBefore = fs.readFileSync(hub.options.configPath, 'utf8');
+    const fileBefore = configFileText(hub);
     const appliedBefore = (await get(hub, 'management/configuration/applied', admin)).text;
     const text = await editor.inputValue();
     // Well-formed, but the sentinel names a credential that does not exist: only the hub can say so.
@@ -378,7 +378,7 @@ describe('the console', () => {
       .getByText(/not well-formed/)
       .waitFor();
     expect(requests.slice(posted).filter((p) => p.endsWith('/configuration'))).toEqual([]);
-    expect(fs.readFileSync(hub.options.configPath, 'utf8')).toBe(fileBefore);
+    expect(configFileText(hub)).toBe(fileBefore);
     expect((await get(hub, 'management/configuration/applied', admin)).text).toBe(appliedBefore);
     await page.getByRole('button', { name: 'Discard changes' }).click();
     // The global recovery options, below the editor: applied at once.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { strToU8, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { RawConnection } from './support/rawHttp.js';
-import { admin, get, hubsStoppedAfterEach, post, type TestHub } from './support/testHub.js';
+import { admin, get, hubsStoppedAfterEach, post, type TestHub, configFileText } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
 
@@ -177,13 +177,13 @@ describe("ctln's upload (Python requests, no Content-Type on the file part)", ()
 describe("the Console's refused configuration", () => {
   it('gives the reason as ExceptionMessage besides Message and MessageDetail; the file is unchanged', async () => {
     const h = await hub();
-    const before = fs.readFileSync(h.options.configPath, 'utf8');
+    const before = configFileText(h);
     const refused = await post(h, 'management/configuration', admin, '<hub><sentinels></hub>', 'application/xml');
     expect(refused.status).toBe(400);
     const body = refused.json<Record<string, string>>();
     expect(body.Message).toBe('The configuration is not valid.');
     expect(body.MessageDetail).toMatch(/^not well-formed XML at line 1/);
     expect(body.ExceptionMessage).toBe(body.MessageDetail);
-    expect(fs.readFileSync(h.options.configPath, 'utf8')).toBe(before);
+    expect(configFileText(h)).toBe(before);
   });
 });

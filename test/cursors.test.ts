@@ -7,9 +7,15 @@ import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import type { TestHub } from './support/testHub.js';
 import { consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
+import {
+  dataOf,
+  namesAndValues,
+  pollMessages,
+  pollStateObjects,
+  subscribeToStateObjects,
+} from './support/subscriptions.js';
 import { metricsText } from './support/waitingPolls.js';
 import { until } from './support/until.js';
 
@@ -18,20 +24,10 @@ const p1 = pkg('S1', 'P1');
 const app = consumer();
 
 const push = (h: TestHub, name: string, value: number) => get(h, 'platform/PushStateObject', p1, { name, value });
-const subscribe = async (h: TestHub, query: Record<string, string> = {}) =>
-  idOf(await get(h, 'consumer/SubscribeToStateObjects', app, query));
-const poll = async (h: TestHub, id: string, query: Record<string, string | number> = {}) => {
-  const reply = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0, ...query });
-  expect(reply.status, reply.text).toBe(200);
-  return reply
-    .json<StateObjectUpdateRecord[]>()
-    .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
-};
-const pollMessages = async (h: TestHub, id: string) => {
-  const reply = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
-  expect(reply.status, reply.text).toBe(200);
-  return reply.json<MessageRecord[]>().map((m) => m.Data);
-};
+const subscribe = (h: TestHub, query: Record<string, string> = {}) => subscribeToStateObjects(h, app, query);
+const poll = async (h: TestHub, id: string, query: Record<string, string | number> = {}) =>
+  namesAndValues(await pollStateObjects(h, app, id, query));
+const messagesOf = async (h: TestHub, id: string) => dataOf(await pollMessages(h, app, id));
 
 describe('StateObject cursors', () => {
   it('with limit=1 walks through the changes oldest first, each object once with its latest value', async () => {
@@ -140,7 +136,7 @@ describe('message cursors', () => {
     await get(h, 'platform/SendMessage', p1, { scope: 'Group', args: 'Kitchen', key: 'K', data: '1' });
     await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Kitchen', subscriptionId: id });
     await get(h, 'platform/SendMessage', p1, { scope: 'Group', args: 'Kitchen', key: 'K', data: '2' });
-    expect(await pollMessages(h, id)).toEqual([2]);
+    expect(await messagesOf(h, id)).toEqual([2]);
   });
 
   it('does not give a new subscription what was sent before it existed', async () => {
@@ -148,7 +144,7 @@ describe('message cursors', () => {
     await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '1' });
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
     await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '2' });
-    expect(await pollMessages(h, id)).toEqual([2]);
+    expect(await messagesOf(h, id)).toEqual([2]);
   });
 
   it('counts what a subscription missed when it fell behind the retention (metric)', async () => {
@@ -156,7 +152,7 @@ describe('message cursors', () => {
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
     for (let i = 1; i <= 5; i++)
       await get(h, 'platform/SendMessage', p1, { scope: 'Package', args: 'Consumer/App', key: 'N', data: String(i) });
-    expect(await pollMessages(h, id)).toEqual([3, 4, 5]);
+    expect(await messagesOf(h, id)).toEqual([3, 4, 5]);
     const metrics = await metricsText(h);
     expect(metrics).toMatch(/hub_dropped_messages_total 2\b/);
   });

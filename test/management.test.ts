@@ -13,6 +13,7 @@ import {
   startTestHub,
   tempDir,
   hubsStoppedAfterEach,
+  configFileText,
 } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
@@ -20,7 +21,7 @@ type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
 
 const del = (h: Hub, action: string) => call(h, 'DELETE', action, admin);
-const fileOf = (h: Hub) => parseConfigurationFile(fs.readFileSync(h.options.configPath, 'utf8')).config;
+const fileConfigOf = (h: Hub) => parseConfigurationFile(configFileText(h)).config;
 
 describe('server and license', () => {
   it("reports the version as a JSON string: package.json's", async () => {
@@ -76,10 +77,10 @@ describe('sentinels and package instances', () => {
       'S2',
       'S3',
     ]);
-    expect(fileOf(h).sentinels.map((s) => s.name)).toEqual(['S1', 'S2', 'S3']);
+    expect(fileConfigOf(h).sentinels.map((s) => s.name)).toEqual(['S1', 'S2', 'S3']);
     expect((await del(h, 'management/sentinels/S3')).status).toBe(204);
     expect((await del(h, 'management/sentinels/S3')).status).toBe(404);
-    expect(fileOf(h).sentinels.map((s) => s.name)).toEqual(['S1', 'S2']);
+    expect(fileConfigOf(h).sentinels.map((s) => s.name)).toEqual(['S1', 'S2']);
     const unknownCredential = await post(h, 'management/sentinels', admin, { Name: 'S4', Credential: 'Nope' });
     expect(unknownCredential.status).toBe(400);
     expect(unknownCredential.json<{ MessageDetail: string }>().MessageDetail).toMatch(/unknown credential "Nope"/);
@@ -95,11 +96,11 @@ describe('sentinels and package instances', () => {
     expect(replies.map((r) => r.status)).toEqual(Array(12).fill(200));
     const names = (await get(h, 'management/sentinels', admin)).json<{ Name: string }[]>().map((s) => s.Name);
     expect(names).toEqual(['S1', 'S2', ...Array.from({ length: 12 }, (_, i) => `C${i}`)]);
-    expect(fileOf(h).sentinels).toHaveLength(14);
+    expect(fileConfigOf(h).sentinels).toHaveLength(14);
     // Started in the same turn, without HTTP in between.
     await Promise.all(Array.from({ length: 5 }, (_, i) => h.services.management.sentinels.upsert(`D${i}`, 'Dev')));
     expect(h.services.configuration.current.sentinels).toHaveLength(19);
-    expect(fileOf(h).sentinels).toHaveLength(19);
+    expect(fileConfigOf(h).sentinels).toHaveLength(19);
   });
 
   it('adds an instance with the defaults of the specification and modifies it', async () => {
@@ -164,7 +165,11 @@ describe('sentinels and package instances', () => {
       D: '{"e":true}',
     });
     expect((await get(h, `${base}/settings`, admin)).json()).toEqual({ A: 'x', B: '2', C: '[1,2]', D: '{"e":true}' });
-    expect(fileOf(h).sentinels[0].packages[1].settings).toContainEqual({ key: 'C', kind: 'content', value: '[1,2]' });
+    expect(fileConfigOf(h).sentinels[0].packages[1].settings).toContainEqual({
+      key: 'C',
+      kind: 'content',
+      value: '[1,2]',
+    });
     const global = {
       RestartAfterFailure: true,
       NumberOfRetry: 3,
@@ -325,7 +330,7 @@ describe('configuration file', () => {
 
   it('refuses invalid XML with 400 naming the fault and leaves file and database unchanged', async () => {
     const h = await hub();
-    const before = fs.readFileSync(h.options.configPath, 'utf8');
+    const before = configFileText(h);
     const notXml = await post(h, 'management/configuration', admin, '<hub><sentinels></hub>', 'application/xml');
     expect(notXml.status).toBe(400);
     expect(notXml.json<{ MessageDetail: string }>().MessageDetail).toMatch(/not well-formed XML at line/);
@@ -340,7 +345,7 @@ describe('configuration file', () => {
     expect(badRule.json<{ MessageDetail: string }>().MessageDetail).toMatch(
       /<sentinel name="S1"> attribute "credential": unknown credential "Ghost"/,
     );
-    expect(fs.readFileSync(h.options.configPath, 'utf8')).toBe(before);
+    expect(configFileText(h)).toBe(before);
     expect((await post(h, 'management/configuration', admin, '', 'application/xml')).status).toBe(400);
     expect((await get(h, 'management/configuration/reload', admin)).status).toBe(200);
     expect((await get(h, 'management/sentinels', admin)).json<{ Credential: string }[]>()[0].Credential).toBe('Dev');

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../src/hub/records.js';
 import type { Identity } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import {
@@ -13,6 +12,7 @@ import {
   testConfiguration,
   hubsStoppedAfterEach,
 } from './support/testHub.js';
+import { pollMessages, subscribeToMessages } from './support/subscriptions.js';
 import { waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
@@ -25,12 +25,6 @@ const s1p2 = pkg('S1', 'P2');
 const s2p1 = pkg('S2', 'P1', 'other-key-0001');
 const iface = (who: Identity) => (who.SentinelName === 'Consumer' ? 'consumer' : 'platform');
 
-const subscribe = async (h: Hub, who: Identity) => idOf(await get(h, `${iface(who)}/SubscribeToMessage`, who));
-const poll = async (h: Hub, who: Identity, id: string, query: Record<string, string | number> = {}) => {
-  const reply = await get(h, `${iface(who)}/GetMessages`, who, { subscriptionId: id, timeout: 0, ...query });
-  expect(reply.status, reply.text).toBe(200);
-  return reply.json<MessageRecord[]>();
-};
 const send = async (h: Hub, who: Identity, scope: string, args: string[], key: string, data: unknown = null) => {
   const reply = await get(h, `${iface(who)}/SendMessage`, who, {
     scope,
@@ -44,11 +38,11 @@ const send = async (h: Hub, who: Identity, scope: string, args: string[], key: s
 /** Subscribes everyone, sends one message, and returns who received it. */
 async function recipients(h: Hub, sender: Identity, scope: string, args: string[]): Promise<string[]> {
   const everyone = [app, dash, s1p1, s1p2, s2p1];
-  const subs = await Promise.all(everyone.map(async (who) => ({ who, id: await subscribe(h, who) })));
+  const subs = await Promise.all(everyone.map(async (who) => ({ who, id: await subscribeToMessages(h, who) })));
   await send(h, sender, scope, args, 'Ping');
   const got: string[] = [];
   for (const { who, id } of subs)
-    if ((await poll(h, who, id)).length > 0) got.push(`${who.SentinelName}/${who.PackageName}`);
+    if ((await pollMessages(h, who, id)).length > 0) got.push(`${who.SentinelName}/${who.PackageName}`);
   return got.sort();
 }
 
@@ -56,7 +50,7 @@ describe('callers', () => {
   it("gives a new caller's concurrent first requests one ConnectionId", async () => {
     const h = await hub();
     const storm = consumer('Storm');
-    const ids = await Promise.all(Array.from({ length: 40 }, () => subscribe(h, storm)));
+    const ids = await Promise.all(Array.from({ length: 40 }, () => subscribeToMessages(h, storm)));
     expect(new Set(ids).size).toBe(40);
     const owners = h
       .database!.sqlite.prepare(
@@ -91,43 +85,43 @@ describe('scopes', () => {
 
   it('reaches a caller by its ConnectionId', async () => {
     const h = await hub();
-    const appSub = await subscribe(h, app);
+    const appSub = await subscribeToMessages(h, app);
     await send(h, app, 'Package', ['S1/P1'], 'WhoAmI');
-    const p1Sub = await subscribe(h, s1p1);
+    const p1Sub = await subscribeToMessages(h, s1p1);
     await send(h, app, 'Package', ['S1/P1'], 'WhoAmI');
-    const [received] = await poll(h, s1p1, p1Sub);
+    const [received] = await pollMessages(h, s1p1, p1Sub);
     await send(h, s1p1, 'Package', [received.Sender.ConnectionId], 'Direct');
-    expect((await poll(h, app, appSub)).map((m) => m.Key)).toEqual(['Direct']);
+    expect((await pollMessages(h, app, appSub)).map((m) => m.Key)).toEqual(['Direct']);
   });
 
   it('delivers group messages to subscriptions that joined the group', async () => {
     const h = await hub();
     const joined = idOf(await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Kitchen' }));
     const alsoJoined = idOf(await get(h, 'platform/SubscribeToMessageGroup', s2p1, { group: 'Kitchen' }));
-    const notJoined = await subscribe(h, dash);
+    const notJoined = await subscribeToMessages(h, dash);
     // Joining again with the id adds to the same subscription.
     expect(
       idOf(await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Garden', subscriptionId: joined })),
     ).toBe(joined);
     await send(h, s1p1, 'Group', ['Kitchen'], 'On');
     await send(h, s1p1, 'Group', ['Garden'], 'Water');
-    expect((await poll(h, app, joined)).map((m) => m.Key)).toEqual(['On', 'Water']);
-    expect((await poll(h, s2p1, alsoJoined)).map((m) => m.Key)).toEqual(['On']);
-    expect(await poll(h, dash, notJoined)).toEqual([]);
+    expect((await pollMessages(h, app, joined)).map((m) => m.Key)).toEqual(['On', 'Water']);
+    expect((await pollMessages(h, s2p1, alsoJoined)).map((m) => m.Key)).toEqual(['On']);
+    expect(await pollMessages(h, dash, notJoined)).toEqual([]);
   });
 });
 
 describe('records, order and long-polling', () => {
   it('returns message records in the wire shape', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     const reply = await post(h, 'platform/SendMessage', s1p1, {
       Scope: { Type: 'Package', Args: ['Consumer/App'] },
       Key: 'SetLight',
       Data: [1, true],
     });
     expect(reply.status).toBe(204);
-    const [message] = await poll(h, app, id);
+    const [message] = await pollMessages(h, app, id);
     expect(message).toEqual({
       Sender: { ConnectionId: expect.stringMatching(/^[0-9a-f-]{36}$/), Type: 3, FriendlyName: 'S1/P1' },
       Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: null },
@@ -135,14 +129,14 @@ describe('records, order and long-polling', () => {
       Data: [1, true],
     });
     await send(h, dash, 'All', [], 'Hello', { Temperature: 21 });
-    const [fromConsumer] = await poll(h, app, id);
+    const [fromConsumer] = await pollMessages(h, app, id);
     expect(fromConsumer.Sender).toMatchObject({ Type: 2, FriendlyName: 'Consumer/Dashboard' });
     expect(fromConsumer.Scope).toEqual({ Scope: 5, Args: [], SagaId: null });
   });
 
   it('accepts lenient JSON in GET data and POST bodies, and either scope key on both interfaces', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     await get(h, 'platform/SendMessage', s1p1, {
       scope: 'Package',
       args: 'Consumer/App',
@@ -165,7 +159,7 @@ describe('records, order and long-polling', () => {
       Scope: { Scope: 2, Args: ['Consumer/App'], SagaId: null },
       Key: 'D',
     });
-    expect((await poll(h, app, id)).map((m) => [m.Key, m.Data])).toEqual([
+    expect((await pollMessages(h, app, id)).map((m) => [m.Key, m.Data])).toEqual([
       ['A', ['a', 1]],
       ['B', 'plain text'],
       ['C', { x: 1 }],
@@ -175,11 +169,11 @@ describe('records, order and long-polling', () => {
 
   it('keeps order and honours limit, losing and repeating nothing between polls', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     for (let i = 0; i < 25; i++) await send(h, s1p1, 'Package', ['Consumer/App'], `K${i}`, i);
     const seen: number[] = [];
     for (;;) {
-      const batch = await poll(h, app, id, { limit: 10 });
+      const batch = await pollMessages(h, app, id, { limit: 10 });
       if (batch.length === 0) break;
       expect(batch.length).toBeLessThanOrEqual(10);
       seen.push(...batch.map((m) => m.Data as number));
@@ -189,12 +183,12 @@ describe('records, order and long-polling', () => {
 
   it('wakes only the waiters of the target subscriptions', async () => {
     const h = await hub();
-    const target = await subscribe(h, app);
-    const bystander = await subscribe(h, dash);
+    const target = await subscribeToMessages(h, app);
+    const bystander = await subscribeToMessages(h, dash);
     // The target's poll (two minutes) outlives the test: only a wake-up answers it. The bystander's
     // answers at its timeout, empty.
-    const targetPoll = poll(h, app, target, { timeout: 120_000 });
-    const bystanderPoll = poll(h, dash, bystander, { timeout: 1000 });
+    const targetPoll = pollMessages(h, app, target, { timeout: 120_000 });
+    const bystanderPoll = pollMessages(h, dash, bystander, { timeout: 1000 });
     await waitingPolls(h, 2);
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Only');
     expect((await targetPoll).map((m) => m.Key)).toEqual(['Only']);
@@ -203,7 +197,7 @@ describe('records, order and long-polling', () => {
 
   it('releases the waiter of a client that disconnects, without consuming anything', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     const controller = new AbortController();
     const url = `${h.url}/rest/consumer/GetMessages?SentinelName=Consumer&PackageName=App&AccessKey=${app.AccessKey}&subscriptionId=${id}&timeout=10000`;
     const abandoned = fetch(url, { signal: controller.signal }).catch(() => 'aborted');
@@ -212,33 +206,33 @@ describe('records, order and long-polling', () => {
     await abandoned;
     await waitingPolls(h, 0);
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Kept');
-    expect((await poll(h, app, id)).map((m) => m.Key)).toEqual(['Kept']);
+    expect((await pollMessages(h, app, id)).map((m) => m.Key)).toEqual(['Kept']);
   });
 
   it('delivers messages queued before a restart afterwards', async () => {
     const dataDir = tempDir();
     const first = await startTestHub({ dataDir });
-    const id = await subscribe(first, app);
+    const id = await subscribeToMessages(first, app);
     await send(first, s1p1, 'Package', ['Consumer/App'], 'Before', 1);
     await send(first, s1p1, 'All', [], 'Before', 2);
     await first.stop();
     const second = await hub({ dataDir });
-    expect((await poll(second, app, id)).map((m) => m.Data)).toEqual([1, 2]);
+    expect((await pollMessages(second, app, id)).map((m) => m.Data)).toEqual([1, 2]);
   });
 
   it('bounds each queue, dropping the oldest', async () => {
     const h = await hub({ options: { messageQueueLimit: 3 } });
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     for (let i = 1; i <= 5; i++) await send(h, s1p1, 'Package', ['Consumer/App'], 'N', i);
-    expect((await poll(h, app, id)).map((m) => m.Data)).toEqual([3, 4, 5]);
+    expect((await pollMessages(h, app, id)).map((m) => m.Data)).toEqual([3, 4, 5]);
   });
 });
 
 describe('sagas', () => {
   it('round-trips a saga between a consumer and a virtual package over HTTP', async () => {
     const h = await hub();
-    const callerSub = await subscribe(h, app);
-    const calleeSub = await subscribe(h, s1p1);
+    const callerSub = await subscribeToMessages(h, app);
+    const calleeSub = await subscribeToMessages(h, s1p1);
     await get(h, 'consumer/SendMessage', app, {
       scope: 'Package',
       args: 'S1/P1',
@@ -246,7 +240,7 @@ describe('sagas', () => {
       data: '[1, 2]',
       sagaId: 'saga-42',
     });
-    const [request] = await poll(h, s1p1, calleeSub, { timeout: 2000 });
+    const [request] = await pollMessages(h, s1p1, calleeSub, { timeout: 2000 });
     expect(request).toMatchObject({
       Key: 'Add',
       Data: [1, 2],
@@ -260,7 +254,7 @@ describe('sagas', () => {
       Data: 3,
     });
     expect(reply.status).toBe(204);
-    expect(await poll(h, app, callerSub, { timeout: 2000 })).toEqual([
+    expect(await pollMessages(h, app, callerSub, { timeout: 2000 })).toEqual([
       expect.objectContaining({
         Key: '__Response',
         Data: 3,
@@ -290,7 +284,7 @@ describe('authorizations', () => {
 
   it('refuses a send the credential does not allow with 403 naming the rule, and queues nothing', async () => {
     const h = await hub({ config: restrictedConfig() });
-    const id = await subscribe(h, s2p1);
+    const id = await subscribeToMessages(h, s2p1);
     const ok = await get(h, 'consumer/SendMessage', app, { scope: 'All', key: 'Ping' });
     expect(ok.status).toBe(204);
     const byDefault = await get(h, 'consumer/SendMessage', app, { scope: 'All', key: 'Reboot' });
@@ -299,13 +293,13 @@ describe('authorizations', () => {
     const byRule = await get(h, 'consumer/SendMessage', app, { scope: 'Package', args: 'S2/P1', key: 'Ping' });
     expect(byRule.status).toBe(403);
     expect(byRule.json<{ MessageDetail: string }>().MessageDetail).toMatch(/message rule 1/);
-    expect((await poll(h, s2p1, id)).map((m) => m.Key)).toEqual(['Ping']);
+    expect((await pollMessages(h, s2p1, id)).map((m) => m.Key)).toEqual(['Ping']);
   });
 
   it('lets a saga reply through only for a request the replier received and has not answered', async () => {
     const h = await hub({ config: restrictedConfig() });
-    const requester = await subscribe(h, s2p1);
-    const replier = await subscribe(h, s1p1);
+    const requester = await subscribeToMessages(h, s2p1);
+    const replier = await subscribeToMessages(h, s1p1);
     // Never asked: a forged reply to everyone is refused and reaches nobody.
     const forged = await get(h, 'platform/SendMessage', s1p1, {
       scope: 'All',
@@ -326,7 +320,7 @@ describe('authorizations', () => {
     });
     expect(early.status).toBe(403);
     await get(h, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Ping', sagaId: 's1' });
-    expect((await poll(h, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual([null, 's1']);
+    expect((await pollMessages(h, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual([null, 's1']);
     const reply = await get(h, 'platform/SendMessage', s1p1, {
       scope: 'Package',
       args: 'S2/P1',
@@ -344,15 +338,15 @@ describe('authorizations', () => {
       data: '4',
     });
     expect(again.status).toBe(403);
-    expect((await poll(h, s2p1, requester)).map((m) => [m.Key, m.Data])).toEqual([['__Response', 3]]);
+    expect((await pollMessages(h, s2p1, requester)).map((m) => [m.Key, m.Data])).toEqual([['__Response', 3]]);
   });
 
   it('remembers an unanswered saga request across a restart', async () => {
     const dataDir = tempDir();
     const first = await startTestHub({ dataDir, config: restrictedConfig() });
-    const replier = await subscribe(first, s1p1);
+    const replier = await subscribeToMessages(first, s1p1);
     await get(first, 'consumer/SendMessage', app, { scope: 'Package', args: 'S1/P1', key: 'Ping', sagaId: 'kept' });
-    expect((await poll(first, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual(['kept']);
+    expect((await pollMessages(first, s1p1, replier)).map((m) => m.Scope.SagaId)).toEqual(['kept']);
     await first.stop();
     const second = await hub({ dataDir, config: restrictedConfig() });
     const reply = await get(second, 'platform/SendMessage', s1p1, {
@@ -375,7 +369,7 @@ describe('authorizations', () => {
 describe('bad input queues nothing', () => {
   it('answers clear 400s', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     const cases: [Promise<Awaited<ReturnType<typeof get>>>, RegExp][] = [
       [get(h, 'consumer/SendMessage', dash, { scope: 'Everyone', key: 'K' }), /Unknown scope 'Everyone'/],
       [get(h, 'consumer/SendMessage', dash, { scope: 'Group', key: 'K' }), /needs at least one argument/],
@@ -402,12 +396,12 @@ describe('bad input queues nothing', () => {
       const body = reply.json<{ Message: string; MessageDetail?: string }>();
       expect(`${body.Message} ${body.MessageDetail ?? ''}`).toMatch(message);
     }
-    expect(await poll(h, app, id)).toEqual([]);
+    expect(await pollMessages(h, app, id)).toEqual([]);
   });
 
   it('answers the lost-subscription 500 for an unknown or foreign message subscription', async () => {
     const h = await hub();
-    const id = await subscribe(h, app);
+    const id = await subscribeToMessages(h, app);
     expect((await get(h, 'consumer/GetMessages', dash, { subscriptionId: id, timeout: 0 })).status).toBe(500);
     expect((await get(h, 'consumer/GetMessages', app, { timeout: 0 })).status).toBe(400);
   });

@@ -10,7 +10,7 @@ import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../migrations/index.js';
 import { closeDatabase, openDatabase } from '../src/db/open.js';
-import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
+import { dataOf, namesAndValues, pollMessages, pollStateObjects } from './support/subscriptions.js';
 import { consumer, get, hubsStoppedAfterEach, pkg, tempDir } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
@@ -67,21 +67,15 @@ describe('migration to logs and cursors', () => {
     const h = await hub({ dataDir, options: { sweepIntervalMs: 50 } });
     // Sweeps run before the first poll: what is pending from before must survive them.
     await sleep(300);
-    const pollObjects = async () =>
-      (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: objects, timeout: 0 }))
-        .json<StateObjectUpdateRecord[]>()
-        .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
-    const pollMessages = async () =>
-      (await get(h, 'consumer/GetMessages', app, { subscriptionId: messages, timeout: 0 }))
-        .json<MessageRecord[]>()
-        .map((m) => m.Data);
+    const pollObjects = async () => namesAndValues(await pollStateObjects(h, app, objects));
+    const messagesOf = async () => dataOf(await pollMessages(h, app, messages));
     expect(await pollObjects()).toEqual([
       ['X', 1],
       ['Gone', 'deleted'],
     ]);
     expect(await pollObjects()).toEqual([]);
-    expect(await pollMessages()).toEqual([1, 2]);
-    expect(await pollMessages()).toEqual([]);
+    expect(await messagesOf()).toEqual([1, 2]);
+    expect(await messagesOf()).toEqual([]);
     // Every StateObject is there, and new changes and messages flow through the cursors.
     expect((await get(h, 'consumer/RequestStateObjects', app)).json<{ Name: string }[]>().map((o) => o.Name)).toEqual([
       'X',
@@ -91,6 +85,6 @@ describe('migration to logs and cursors', () => {
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'Y', value: 20 });
     await get(h, 'platform/SendMessage', pkg('S1', 'P1'), { scope: 'All', key: 'New', data: '3' });
     expect(await pollObjects()).toEqual([['Y', 20]]);
-    expect(await pollMessages()).toEqual([3]);
+    expect(await messagesOf()).toEqual([3]);
   });
 });

@@ -16,7 +16,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import type { TestHub } from './support/testHub.js';
-import { admin, get, post, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
+import { admin, get, post, startTestHub, tempDir, testConfiguration, configFileText } from './support/testHub.js';
 import type { TestDatabase } from './support/postgres.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 
@@ -109,8 +109,8 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
     );
     expect(await credentialNames(b)).toContain('FromA');
     expect((await document()).text).toContain('from-a-key-0001');
-    expect(fs.readFileSync(a.options.configPath, 'utf8')).toBe(fileA);
-    expect(fs.readFileSync(b.options.configPath, 'utf8')).toBe(fileB);
+    expect(configFileText(a)).toBe(fileA);
+    expect(configFileText(b)).toBe(fileB);
   });
 
   it('concurrent writes through A and B all survive (no lost update)', async () => {
@@ -168,7 +168,7 @@ describe.skipIf(!server.available)('the configuration in PostgreSQL mode', () =>
     await a.stop();
     a = await startTestHub({ dataDir: a.dataDir, options: { databaseUrl: database.url, authFailureStepMs: 0 } });
     expect(await document()).toEqual(before);
-    expect(fs.readFileSync(a.options.configPath, 'utf8')).toBe(fileA);
+    expect(configFileText(a)).toBe(fileA);
     expect(await checkAccess(a, 'after-key-0001')).toBe(200);
     expect((await get(a, 'management/configuration', admin)).text).toBe(before.text);
   });

@@ -7,12 +7,12 @@ import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { strToU8, zipSync } from 'fflate';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { copySqliteToPostgres } from '../src/store/postgres/fromSqlite.js';
-import { admin, consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { packageZip, uploadPackages } from './support/packages.js';
+import { dataOf, namesAndValues, pollMessages, pollStateObjects } from './support/subscriptions.js';
+import { admin, consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testClient, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -22,45 +22,29 @@ const log = { warn: () => {} };
 
 describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () => {
   let database: TestDatabase;
-  let hub: TestHub | undefined;
+  // Each test's hubs stop after it, before the database is dropped.
+  const hub = hubsStoppedAfterEach();
 
   beforeAll(async () => {
     database = await testDatabase(server);
   });
   afterAll(async () => {
-    await hub?.stop();
     await database?.drop();
   });
 
   const app = consumer('Mover');
   const p1 = pkg('S1', 'P1');
-  const objects = async (h: TestHub, id: string) =>
-    (await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 }))
-      .json<StateObjectUpdateRecord[]>()
-      .map((u) => [u.StateObject.Name, u.IsDeleted ? 'deleted' : u.StateObject.Value]);
-  const messages = async (h: TestHub, id: string) =>
-    (await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 }))
-      .json<MessageRecord[]>()
-      .map((m) => m.Data);
-  const archive = Buffer.from(
-    zipSync({
-      'manifest.json': strToU8(JSON.stringify({ Name: 'Thermo', Version: '1' })),
-      'bin/payload': crypto.randomBytes(1_500_000),
-    }),
-  );
+  const objects = async (h: TestHub, id: string) => namesAndValues(await pollStateObjects(h, app, id));
+  const messages = async (h: TestHub, id: string) => dataOf(await pollMessages(h, app, id));
+  const archive = packageZip({ Name: 'Thermo', Version: '1' }, { 'bin/payload': crypto.randomBytes(1_500_000) });
   const query = `SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
-  const upload = async (h: TestHub) => {
-    const form = new FormData();
-    form.append('package', new Blob([new Uint8Array(archive)]), 'thermo.zip');
-    return (await fetch(`${h.url}/rest/management/upload-package?${query}`, { method: 'POST', body: form })).status;
-  };
+  const upload = async (h: TestHub) => (await uploadPackages(h, [{ name: 'thermo.zip', data: archive }])).status;
   const send = (h: TestHub, data: string) =>
     get(h, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: JSON.stringify(data) });
 
   it('keeps cursors, unread messages, numbering and logs, and refuses a database that is not empty', async () => {
-    const sqliteHub = await startTestHub();
+    const sqliteHub = await hub();
     const dataDir = sqliteHub.dataDir;
-    hub = sqliteHub;
     await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'A', value: 1 });
     await get(sqliteHub, 'platform/PushStateObject', p1, { name: 'B', value: 1 });
     const objectsId = idOf(await get(sqliteHub, 'consumer/SubscribeToStateObjects', app, { name: '[x]*' }));
@@ -81,7 +65,6 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     await get(sqliteHub, 'platform/WriteLog', p1, { message: 'before the move' });
     expect(await upload(sqliteHub)).toBe(200);
     await sqliteHub.stop();
-    hub = undefined;
 
     const report = await copySqliteToPostgres({ sqliteFile: path.join(dataDir, 'hub.db'), url: database.url, log });
     expect(report).toMatchObject({
@@ -96,8 +79,7 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
     // The archives are in the database now: the folder is not needed any more.
     fs.rmSync(path.join(dataDir, 'repository'), { recursive: true });
 
-    const pgHub = await startTestHub({ dataDir, config: null, options: { databaseUrl: database.url } });
-    hub = pgHub;
+    const pgHub = await hub({ dataDir, config: null, options: { databaseUrl: database.url } });
     expect(await objects(pgHub, objectsId)).toEqual([
       ['B', 'deleted'],
       ['[x]y', 2],
@@ -120,11 +102,9 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
   });
 
   it('refuses a repository archive that is missing or not the one its hash names, changing nothing', async () => {
-    const sqliteHub = await startTestHub();
-    hub = sqliteHub;
+    const sqliteHub = await hub();
     expect(await upload(sqliteHub)).toBe(200);
     await sqliteHub.stop();
-    hub = undefined;
     const target = await testDatabase(server);
     try {
       const [file] = fs.readdirSync(path.join(sqliteHub.dataDir, 'repository'));
@@ -148,8 +128,7 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
   });
 
   it('`hub migrate` copies the data directory of a stopped hub, and refuses one a hub is running on', async () => {
-    const running = await startTestHub();
-    hub = running;
+    const running = await hub();
     await get(running, 'platform/PushStateObject', p1, { name: 'Moved', value: 5 });
     const target = await testDatabase(server);
     const run = (dataDir: string) =>
@@ -162,7 +141,6 @@ describe.skipIf(!server.available)('copying a SQLite hub into PostgreSQL', () =>
         stderr: expect.stringMatching(/in use|running/i),
       });
       await running.stop();
-      hub = undefined;
       const { stdout } = await run(running.dataDir);
       expect(stdout).toMatch(/^state_objects: 1$/m);
       const client = testClient(target.url);

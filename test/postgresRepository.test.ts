@@ -4,10 +4,10 @@
  * served by the other only if it lives in the database. A refused upload changes nothing in it.
  */
 import crypto from 'node:crypto';
-import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admin, call, get, post, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
+import { packageZip, uploadPackages } from './support/packages.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -16,22 +16,8 @@ const server = await postgresServer();
 const MAX_PACKAGE_BYTES = 8 * 1024 * 1024;
 
 /** A package archive of about `bytes` bytes: random bytes do not compress, so it spans several 1 MiB chunks. */
-function packageZip(name: string, version: string, bytes = 3 * 1024 * 1024): Buffer {
-  return Buffer.from(
-    zipSync({
-      'manifest.json': strToU8(JSON.stringify({ Name: name, Version: version })),
-      'bin/payload': crypto.randomBytes(bytes),
-    }),
-  );
-}
-
-async function upload(h: TestHub, files: { name: string; data: Buffer }[]) {
-  const form = new FormData();
-  for (const f of files) form.append('package', new Blob([new Uint8Array(f.data)]), f.name);
-  const url = `${h.url}/rest/management/upload-package?SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
-  const response = await fetch(url, { method: 'POST', body: form });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
+const archiveOf = (name: string, version: string, bytes = 3 * 1024 * 1024) =>
+  packageZip({ Name: name, Version: version }, { 'bin/payload': crypto.randomBytes(bytes) });
 
 async function download(h: TestHub, name: string) {
   const response = await fetch(
@@ -70,8 +56,8 @@ describe.skipIf(!server.available)('the package repository shared by hubs on one
   });
 
   it('serves through B, byte for byte, the archive uploaded through A; a new version replaces it everywhere', async () => {
-    const first = packageZip('Thermo', '1.0.0');
-    const uploaded = await upload(a, [{ name: 'thermo-1.zip', data: first }]);
+    const first = archiveOf('Thermo', '1.0.0');
+    const uploaded = await uploadPackages(a, [{ name: 'thermo-1.zip', data: first }]);
     expect(uploaded.status).toBe(200);
     const fromB = await download(b, 'Thermo');
     expect(fromB.response.status).toBe(200);
@@ -80,8 +66,8 @@ describe.skipIf(!server.available)('the package repository shared by hubs on one
     expect(fromB.bytes.equals(first)).toBe(true);
     expect((await stored()).archives.length).toBeGreaterThan(1); // more than one chunk
 
-    const second = packageZip('Thermo', '2.0.0');
-    expect((await upload(b, [{ name: 'thermo-2.zip', data: second }])).status).toBe(200);
+    const second = archiveOf('Thermo', '2.0.0');
+    expect((await uploadPackages(b, [{ name: 'thermo-2.zip', data: second }])).status).toBe(200);
     expect((await download(a, 'Thermo')).bytes.equals(second)).toBe(true);
     const sha = crypto.createHash('sha256').update(second).digest('hex');
     expect(new Set((await stored()).archives.map((r) => (r as { sha256: string }).sha256))).toEqual(new Set([sha]));
@@ -93,14 +79,14 @@ describe.skipIf(!server.available)('the package repository shared by hubs on one
       (await get(b, 'management/sentinels/S1/packages/P3', admin)).json<{ PackageFileMissing: boolean }>()
         .PackageFileMissing;
     expect(await missing()).toBe(true);
-    expect((await upload(a, [{ name: 'other.zip', data: packageZip('Other', '1', 1000) }])).status).toBe(200);
+    expect((await uploadPackages(a, [{ name: 'other.zip', data: archiveOf('Other', '1', 1000) }])).status).toBe(200);
     expect(await missing()).toBe(false);
     expect((await call(a, 'DELETE', 'management/packages/Other', admin)).status).toBe(204);
     expect(await missing()).toBe(true);
   });
 
   it('a package deleted through B is gone through A, its archive with it', async () => {
-    expect((await upload(a, [{ name: 'gone.zip', data: packageZip('Gone', '1') }])).status).toBe(200);
+    expect((await uploadPackages(a, [{ name: 'gone.zip', data: archiveOf('Gone', '1') }])).status).toBe(200);
     const before = await stored();
     expect((await call(b, 'DELETE', 'management/packages/Gone', admin)).status).toBe(204);
     expect((await get(a, 'management/packages/Gone', admin)).status).toBe(404);
@@ -115,17 +101,19 @@ describe.skipIf(!server.available)('the package repository shared by hubs on one
   it('a refused upload changes nothing in the database', async () => {
     const before = await stored();
     // One good and one invalid archive: neither is stored.
-    const mixed = await upload(a, [
-      { name: 'new.zip', data: packageZip('New', '1') },
+    const mixed = await uploadPackages(a, [
+      { name: 'new.zip', data: archiveOf('New', '1') },
       { name: 'bad.zip', data: Buffer.from('not a zip') },
     ]);
     expect(mixed.status).toBe(400);
     // Over the size limit.
-    const large = await upload(b, [{ name: 'large.zip', data: packageZip('Large', '1', MAX_PACKAGE_BYTES + 1) }]);
+    const large = await uploadPackages(b, [
+      { name: 'large.zip', data: archiveOf('Large', '1', MAX_PACKAGE_BYTES + 1) },
+    ]);
     expect(large.status).toBe(413);
     // A new version of a stored package that is not a valid package.
-    const broken = Buffer.from(zipSync({ 'manifest.json': strToU8('{"Name": "Thermo"}') }));
-    expect((await upload(b, [{ name: 'thermo.zip', data: broken }])).status).toBe(400);
+    const broken = packageZip({ Name: 'Thermo' });
+    expect((await uploadPackages(b, [{ name: 'thermo.zip', data: broken }])).status).toBe(400);
     expect(await stored()).toEqual(before);
     expect((await get(b, 'management/packages/New', admin)).status).toBe(404);
   });

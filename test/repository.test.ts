@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { packageZip, uploadPackages } from './support/packages.js';
 import { admin, call, get, post, startTestHub } from './support/testHub.js';
 
 type Hub = Awaited<ReturnType<typeof startTestHub>>;
@@ -23,10 +24,6 @@ const PNG = Buffer.concat([
 ]);
 const XSD = '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="layout"/></xs:schema>';
 
-function packageZip(manifest: Record<string, unknown>, extra: Record<string, Uint8Array> = {}): Buffer {
-  return Buffer.from(zipSync({ 'manifest.json': strToU8(JSON.stringify(manifest)), ...extra }));
-}
-
 const thermo = (version = '1.0.0') =>
   packageZip(
     {
@@ -43,22 +40,13 @@ const thermo = (version = '1.0.0') =>
     { 'icon.png': PNG, 'schemas/layout.xsd': strToU8(XSD), 'bin/thermo.js': strToU8('console.log(1)') },
   );
 
-async function upload(h: Hub, files: { name: string; data: Buffer }[]) {
-  const form = new FormData();
-  for (const f of files) form.append('package', new Blob([new Uint8Array(f.data)]), f.name);
-  const url = `${h.url}/rest/management/upload-package?SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
-  const response = await fetch(url, { method: 'POST', body: form });
-  const text = await response.text();
-  return { status: response.status, json: <T>() => JSON.parse(text) as T, text };
-}
-
 const repositoryFiles = (h: Hub) => fs.readdirSync(path.join(h.dataDir, 'repository'));
 
 describe('upload and read back', () => {
   it('stores an uploaded package: list, detail, icon bytes and XSD', async () => {
     const h = await hub();
     const data = thermo();
-    const reply = await upload(h, [{ name: 'thermo-1.0.0.zip', data }]);
+    const reply = await uploadPackages(h, [{ name: 'thermo-1.0.0.zip', data }]);
     expect(reply.status, reply.text).toBe(200);
     const [entry] = reply.json<Record<string, unknown>[]>();
     expect(entry).toMatchObject({
@@ -102,8 +90,8 @@ describe('upload and read back', () => {
 
   it('replaces a package by a new version and removes the old archive', async () => {
     const h = await hub();
-    await upload(h, [{ name: 'thermo.zip', data: thermo('1.0.0') }]);
-    const reply = await upload(h, [{ name: 'thermo.zip', data: thermo('2.0.0') }]);
+    await uploadPackages(h, [{ name: 'thermo.zip', data: thermo('1.0.0') }]);
+    const reply = await uploadPackages(h, [{ name: 'thermo.zip', data: thermo('2.0.0') }]);
     const [entry] = reply.json<{ Version: string; Sha256: string }[]>();
     expect(entry.Version).toBe('2.0.0');
     expect((await get(h, 'management/packages', admin)).json<{ Version: string }[]>().map((p) => p.Version)).toEqual([
@@ -115,8 +103,8 @@ describe('upload and read back', () => {
   it('keeps the archive when the same package is uploaded again (the replaced entry named the same file)', async () => {
     const h = await hub();
     const data = thermo('1.0.0');
-    const [first] = (await upload(h, [{ name: 'thermo.zip', data }])).json<{ Sha256: string }[]>();
-    const again = await upload(h, [{ name: 'thermo-again.zip', data }]);
+    const [first] = (await uploadPackages(h, [{ name: 'thermo.zip', data }])).json<{ Sha256: string }[]>();
+    const again = await uploadPackages(h, [{ name: 'thermo-again.zip', data }]);
     expect(again.json<{ FileName: string; Sha256: string }[]>()).toMatchObject([
       { FileName: 'thermo-again.zip', Sha256: first.Sha256 },
     ]);
@@ -129,7 +117,7 @@ describe('upload and read back', () => {
 
   it('renames (409 onto a taken name) and deletes; an instance naming it reports the file missing', async () => {
     const h = await hub();
-    await upload(h, [
+    await uploadPackages(h, [
       { name: 'thermo.zip', data: thermo() },
       { name: 'other.zip', data: packageZip({ Name: 'Other', Version: '1' }) },
     ]);
@@ -273,7 +261,7 @@ describe('refusals', () => {
     ],
   ])('refuses %s with a clear 4xx and stores nothing', async (_what, make, status, message) => {
     const h = await hub({ options: { maxPackageBytes: 256 * 1024, maxPackageUnpackedBytes: 1024 * 1024 } });
-    const reply = await upload(h, [{ name: 'p.zip', data: make() }]);
+    const reply = await uploadPackages(h, [{ name: 'p.zip', data: make() }]);
     expect(reply.status, reply.text).toBe(status);
     expect(reply.json<{ Message: string }>().Message).toMatch(message);
     expect((await get(h, 'management/packages', admin)).json()).toEqual([]);
@@ -283,7 +271,7 @@ describe('refusals', () => {
 
   it('stores none of several files when one is invalid, and needs multipart', async () => {
     const h = await hub();
-    const reply = await upload(h, [
+    const reply = await uploadPackages(h, [
       { name: 'good.zip', data: thermo() },
       { name: 'bad.zip', data: Buffer.from('x') },
     ]);
@@ -294,7 +282,7 @@ describe('refusals', () => {
 
   it('cleans temp files and unnamed archives at start-up', async () => {
     const first = await startTestHub();
-    await upload(first, [{ name: 'thermo.zip', data: thermo() }]);
+    await uploadPackages(first, [{ name: 'thermo.zip', data: thermo() }]);
     await first.stop();
     fs.writeFileSync(path.join(first.dataDir, 'tmp', 'left-over.part'), 'x');
     fs.writeFileSync(path.join(first.dataDir, 'repository', `${'0'.repeat(64)}.zip`), 'orphan');

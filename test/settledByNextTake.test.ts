@@ -11,10 +11,16 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { authenticate } from '../src/hub/authentication.js';
 import type { ClientSignal } from '../src/hub/clientSignal.js';
-import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
 import { startHubProcess } from './support/hubCli.js';
+import {
+  dataOf,
+  pollMessages,
+  pollStateObjects,
+  subscribeToMessages,
+  subscribeToStateObjects,
+} from './support/subscriptions.js';
 import type { TestHub } from './support/testHub.js';
-import { consumer, get, hubsStoppedAfterEach, idOf, pkg, post, startTestHub, tempDir } from './support/testHub.js';
+import { consumer, hubsStoppedAfterEach, pkg, post, startTestHub, tempDir } from './support/testHub.js';
 
 const hub = hubsStoppedAfterEach();
 const app = consumer('Receiver');
@@ -23,12 +29,10 @@ const p1 = pkg('S1', 'P1');
 
 type Kind = 'messages' | 'objects';
 
-const subscribe = async (h: { url: string }, kind: Kind) =>
-  idOf(
-    kind === 'messages'
-      ? await get(h, 'consumer/SubscribeToMessage', app)
-      : await get(h, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', package: 'P1', name: '*' }),
-  );
+const subscribe = (h: { url: string }, kind: Kind) =>
+  kind === 'messages'
+    ? subscribeToMessages(h, app)
+    : subscribeToStateObjects(h, app, { sentinel: 'S1', package: 'P1', name: '*' });
 
 /** Sends message `data` to All, or pushes StateObject `data` with value `value`. */
 async function put(h: { url: string }, kind: Kind, data: string, value: unknown = data): Promise<void> {
@@ -52,16 +56,11 @@ async function putElsewhere(h: { url: string }, kind: Kind): Promise<void> {
   expect(reply.status, reply.text).toBe(204);
 }
 
-const actionOf = (kind: Kind) => (kind === 'messages' ? 'consumer/GetMessages' : 'consumer/GetStateObjects');
-
 /** A poll answered at once: the messages' data, or the StateObjects' names. */
-async function poll(h: { url: string }, kind: Kind, id: string): Promise<unknown[]> {
-  const reply = await get(h, actionOf(kind), app, { subscriptionId: id, timeout: 0 });
-  expect(reply.status, reply.text).toBe(200);
-  return kind === 'messages'
-    ? reply.json<MessageRecord[]>().map((m) => m.Data)
-    : reply.json<StateObjectUpdateRecord[]>().map((u) => u.StateObject.Name);
-}
+const poll = async (h: { url: string }, kind: Kind, id: string): Promise<unknown[]> =>
+  kind === 'messages'
+    ? dataOf(await pollMessages(h, app, id))
+    : (await pollStateObjects(h, app, id)).map((u) => u.StateObject.Name);
 
 /** The subscription's pending token as stored (null: nothing pending), read through a connection of its own. */
 function pendingToken(dataDir: string, id: string): string | null {

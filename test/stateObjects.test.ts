@@ -14,6 +14,7 @@ import {
   hubsStoppedAfterEach,
 } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
+import { pollStateObjects, subscribeToStateObjects } from './support/subscriptions.js';
 import { until } from './support/until.js';
 import { metricsText, waitingPollCount, waitingPolls } from './support/waitingPolls.js';
 
@@ -28,13 +29,9 @@ const push = (h: Hub, name: string, value: unknown, extra: Record<string, string
     value: typeof value === 'string' ? value : JSON.stringify(value),
     ...extra,
   });
-const subscribe = async (h: Hub, query: Record<string, string> = {}, who = app) =>
-  idOf(await get(h, 'consumer/SubscribeToStateObjects', who, query));
-const poll = async (h: Hub, id: string, query: Record<string, string | number> = {}, who = app) => {
-  const reply = await get(h, 'consumer/GetStateObjects', who, { subscriptionId: id, timeout: 1000, ...query });
-  expect(reply.status).toBe(200);
-  return reply.json<StateObjectUpdateRecord[]>();
-};
+const subscribe = (h: Hub, query: Record<string, string> = {}, who = app) => subscribeToStateObjects(h, who, query);
+const poll = (h: Hub, id: string, query: Record<string, string | number> = {}, who = app) =>
+  pollStateObjects(h, who, id, { timeout: 1000, ...query });
 const values = (updates: StateObjectUpdateRecord[]) => updates.map((u) => [u.StateObject.Name, u.StateObject.Value]);
 
 describe('publishing and requesting', () => {

@@ -1,26 +1,14 @@
 /** Package uploads that must be refused without leaving anything behind: too many files, lying zip headers. */
-import { strToU8, zipSync } from 'fflate';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { admin, get, hubsStoppedAfterEach } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
+import { packageZip, uploadPackages } from './support/packages.js';
 import { storedStateOf } from './support/storedState.js';
 import { until } from './support/until.js';
 
 const hub = hubsStoppedAfterEach();
-
-async function upload(h: TestHub, files: { name: string; data: Buffer }[]) {
-  const form = new FormData();
-  for (const f of files) form.append('package', new Blob([new Uint8Array(f.data)]), f.name);
-  const url = `${h.url}/rest/management/upload-package?SentinelName=Management&PackageName=Tests&AccessKey=${admin.AccessKey}`;
-  const response = await fetch(url, { method: 'POST', body: form });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) as { Message: string } };
-}
-
-const packageZip = (name: string, extra: Record<string, Uint8Array> = {}) =>
-  Buffer.from(zipSync({ 'manifest.json': strToU8(JSON.stringify({ Name: name, Version: '1' })), ...extra }));
 
 /** Rewrites the declared uncompressed size of `entry` in both its local and central headers. */
 function lieAboutSize(zip: Buffer, entry: string, declared: number): Buffer {
@@ -45,11 +33,14 @@ describe('upload limits', () => {
     const before = stored.digest();
     const files = Array.from({ length: 11 }, (_, i) => ({
       name: `p${i}.zip`,
-      data: packageZip(`P${i}`, { 'big.bin': new Uint8Array(64 * 1024).map((_, j) => (j * 7919) % 251) }),
+      data: packageZip(
+        { Name: `P${i}`, Version: '1' },
+        { 'big.bin': new Uint8Array(64 * 1024).map((_, j) => (j * 7919) % 251) },
+      ),
     }));
-    const reply = await upload(h, files);
+    const reply = await uploadPackages(h, files);
     expect(reply.status, reply.text).toBe(413);
-    expect(reply.json().Message).toMatch(/too large|too many|files/i);
+    expect(reply.json<{ Message: string }>().Message).toMatch(/too large|too many|files/i);
     // Formidable may still be finishing the file it had started: then nothing may remain.
     await until(() => tmpFiles(h).length === 0);
     expect(stored.digest()).toBe(before);
@@ -61,10 +52,10 @@ describe('upload limits', () => {
     const h = await hub();
     const stored = storedStateOf(h.dataDir);
     const before = stored.digest();
-    const honest = packageZip('Liar', { 'payload.bin': new Uint8Array(100 * 1024 * 1024) });
-    const reply = await upload(h, [{ name: 'liar.zip', data: lieAboutSize(honest, 'payload.bin', 100) }]);
+    const honest = packageZip({ Name: 'Liar', Version: '1' }, { 'payload.bin': new Uint8Array(100 * 1024 * 1024) });
+    const reply = await uploadPackages(h, [{ name: 'liar.zip', data: lieAboutSize(honest, 'payload.bin', 100) }]);
     expect(reply.status, reply.text).toBe(400);
-    expect(reply.json().Message).toMatch(/payload.bin' does not hold what its header says/);
+    expect(reply.json<{ Message: string }>().Message).toMatch(/payload.bin' does not hold what its header says/);
     expect(stored.digest()).toBe(before);
     stored.close();
     expect(tmpFiles(h)).toEqual([]);

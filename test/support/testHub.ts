@@ -149,7 +149,11 @@ export async function call(
     body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
     headers['Content-Type'] = init.contentType ?? 'application/json';
   }
-  const response = await fetch(url, { method, headers, body, signal: init.signal });
+  return replyOf(await fetch(url, { method, headers, body, signal: init.signal }));
+}
+
+/** A fetch response read whole. */
+export async function replyOf(response: Response): Promise<Reply> {
   const text = await response.text();
   return { status: response.status, text, headers: response.headers, json: <T>() => JSON.parse(text) as T };
 }
