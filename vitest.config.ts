@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'console/src/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // A test waits for what it expects; the timeout only catches a hang (vitest's own default is 1 s).
+    expect: { poll: { timeout: 20_000 } },
     reporters: ['default', './test/support/summaryReporter.ts'],
     // A temp directory of the run's own, empty at its end; each file puts away what it made.
     globalSetup: ['./test/support/emptyTempDir.ts'],

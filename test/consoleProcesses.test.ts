@@ -6,7 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDE, buildConsoleIfStale, launchChromium, screenshot } from './support/browser.js';
-import { ADMIN_KEY, startTestHub } from './support/testHub.js';
+import { ADMIN_KEY, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -22,7 +22,7 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
   beforeAll(async () => {
     buildConsoleIfStale();
     database = await testDatabase(server);
-    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+    [a, b] = await hubsOn(database.url, 2);
     const pool = testPool(database.url, 1);
     await pool.query(
       `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)

@@ -7,7 +7,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { call, consumer, get, idOf, pkg, hubsStoppedAfterEach, testConfiguration } from './support/testHub.js';
-import { metricsText, waitingPolls } from './support/waitingPolls.js';
+import { leaveWaitingPoll, metricsText, waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const app = consumer();
@@ -73,15 +73,7 @@ describe('a waiting long-poll answered outside Koa', () => {
   it('consumes nothing for a client that left while waiting: the next poll gets it', async () => {
     const h = await hub();
     const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
-    const controller = new AbortController();
-    const gone = call(h, 'GET', 'consumer/GetMessages', app, {
-      query: { subscriptionId: id, timeout: 10_000 },
-      signal: controller.signal,
-    }).catch(() => 'aborted');
-    await waitingPolls(h, 1);
-    controller.abort();
-    expect(await gone).toBe('aborted');
-    await waitingPolls(h, 0);
+    await leaveWaitingPoll(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 10_000 });
     await get(h, 'consumer/SendMessage', consumer('Other'), { scope: 'All', key: 'Ping', data: 42 });
     const next = await get(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 0 });
     expect(next.json<{ Key: string; Data: unknown }[]>().map((m) => [m.Key, m.Data])).toEqual([['Ping', 42]]);
@@ -143,17 +135,8 @@ describe('a waiting long-poll answered outside Koa', () => {
     const h = await hub({ config: { ...testConfiguration(), listenUris: ['http://+:8088/constellation/'] } });
     expect(h.url).toMatch(/\/constellation$/);
     const id = idOf(await get(h, 'consumer/SubscribeToStateObjects', app, { name: 'T' }));
-    for (let round = 0; round < 3; round++) {
-      const controller = new AbortController();
-      const gone = call(h, 'GET', 'consumer/GetStateObjects', app, {
-        query: { subscriptionId: id, timeout: 60_000 },
-        signal: controller.signal,
-      }).catch(() => 'aborted');
-      await waitingPolls(h, 1);
-      controller.abort();
-      expect(await gone).toBe('aborted');
-      await waitingPolls(h, 0);
-    }
+    for (let round = 0; round < 3; round++)
+      await leaveWaitingPoll(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 60_000 });
     await get(h, 'platform/PushStateObject', pkg('S1', 'P1'), { name: 'T', value: 2 });
     const next = await get(h, 'consumer/GetStateObjects', app, { subscriptionId: id, timeout: 0 });
     expect(next.json<{ StateObject: { Value: unknown } }[]>().map((u) => u.StateObject.Value)).toEqual([2]);

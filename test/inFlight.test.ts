@@ -12,7 +12,7 @@ import { postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import type { CliProcess } from './support/hubCli.js';
 import { startHubProcess } from './support/hubCli.js';
-import { consumer, get, idOf, pkg, startTestHub, tempDir } from './support/testHub.js';
+import { consumer, get, idOf, pkg, startTestHub, tempDir, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 
 const server = await postgresServer();
@@ -83,7 +83,7 @@ describe.skipIf(!server.available)('PostgreSQL: two processes on one database', 
   it('a poll-repoll sequence alternating between them gets every message and StateObject once, in order', async () => {
     database = await testDatabase(server);
     const url = database.url;
-    hubs.push(...(await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: url } })))));
+    hubs.push(...(await hubsOn(url, 2)));
     const [a, b] = hubs;
     const messages = idOf(await get(a, 'consumer/SubscribeToMessage', app));
     const objects = idOf(await get(a, 'consumer/SubscribeToStateObjects', app, { sentinel: 'S1', name: '*' }));

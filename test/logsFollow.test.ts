@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admin, call, get, pkg, hubsStoppedAfterEach } from './support/testHub.js';
-import { metricsText, waitingPolls } from './support/waitingPolls.js';
+import { leaveWaitingPoll, metricsText, waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
@@ -56,15 +56,7 @@ describe('following the package logs', () => {
   it('stops waiting when the client leaves', async () => {
     const h = await hub();
     const after = await lastLogId(h);
-    const controller = new AbortController();
-    const gone = call(h, 'GET', 'management/logs', admin, {
-      query: { after, timeout: 60_000 },
-      signal: controller.signal,
-    }).catch(() => 'aborted');
-    await waitingPolls(h, 1);
-    controller.abort();
-    expect(await gone).toBe('aborted');
-    await waitingPolls(h, 0);
+    await leaveWaitingPoll(h, 'management/logs', admin, { after, timeout: 60_000 });
   });
 
   it('refuses a bad timeout before waiting', async () => {

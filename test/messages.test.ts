@@ -13,7 +13,7 @@ import {
   hubsStoppedAfterEach,
 } from './support/testHub.js';
 import { pollMessages, subscribeToMessages } from './support/subscriptions.js';
-import { waitingPolls } from './support/waitingPolls.js';
+import { leaveWaitingPoll, waitingPolls } from './support/waitingPolls.js';
 
 type Hub = TestHub;
 const hub = hubsStoppedAfterEach();
@@ -198,13 +198,7 @@ describe('records, order and long-polling', () => {
   it('releases the waiter of a client that disconnects, without consuming anything', async () => {
     const h = await hub();
     const id = await subscribeToMessages(h, app);
-    const controller = new AbortController();
-    const url = `${h.url}/rest/consumer/GetMessages?SentinelName=Consumer&PackageName=App&AccessKey=${app.AccessKey}&subscriptionId=${id}&timeout=10000`;
-    const abandoned = fetch(url, { signal: controller.signal }).catch(() => 'aborted');
-    await waitingPolls(h, 1);
-    controller.abort();
-    await abandoned;
-    await waitingPolls(h, 0);
+    await leaveWaitingPoll(h, 'consumer/GetMessages', app, { subscriptionId: id, timeout: 10_000 });
     await send(h, s1p1, 'Package', ['Consumer/App'], 'Kept');
     expect((await pollMessages(h, app, id)).map((m) => m.Key)).toEqual(['Kept']);
   });

@@ -12,9 +12,15 @@ import type { PostgresLog } from '../src/store/postgres/pool.js';
 import { migratePostgres } from '../src/store/postgres/migrate.js';
 import { postgresMigrations } from '../migrations/postgres/index.js';
 import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
-import type { NewStateObject } from '../src/store/postgres/logs.js';
 import type { PostgresDatabase } from '../src/store/postgres/schema.js';
-import { messageRow, postgresServer, testDatabase, testPool, waitUntilBlocked } from './support/postgres.js';
+import {
+  messageRow,
+  postgresServer,
+  stateObjectRow,
+  testDatabase,
+  testPool,
+  waitUntilBlocked,
+} from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { until } from './support/until.js';
 
@@ -28,18 +34,6 @@ const recordingLog = () => {
   const log: PostgresLog = { warn: (object, message) => warnings.push({ object, message }) };
   return { log, warnings };
 };
-
-const stateObject = (name: string): NewStateObject => ({
-  sentinel_name: 'S',
-  package_name: 'P',
-  name,
-  type: 'System.Int32',
-  value: '1',
-  metadatas: '{}',
-  last_update_ms: 1,
-  lifetime_s: 0,
-  expires_at_ms: null,
-});
 
 describe.skipIf(!server.available)('PostgreSQL foundations', () => {
   let database: TestDatabase;
@@ -258,7 +252,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
       },
       {
         log: 'state_objects' as const,
-        write: (c: pg.PoolClient, i: number) => upsertStateObjects(c, [stateObject(`o${i % 2}`)]),
+        write: (c: pg.PoolClient, i: number) => upsertStateObjects(c, [stateObjectRow(`o${i % 2}`)]),
         readAbove: async (cursor: number) =>
           (await admin.query('select seq as n from state_objects where seq > $1 order by seq', [cursor])).rows.map(
             (r) => Number(r.n),
@@ -326,7 +320,7 @@ describe.skipIf(!server.available)('PostgreSQL foundations', () => {
       expect(ids).toEqual([cursor + 1, cursor + 2, cursor + 3]);
       const { rows } = await admin.query('select data from messages where id > $1 order by id', [cursor]);
       expect(rows.map((r) => r.data)).toEqual(['x', 'y', 'z']);
-      const seqs = await upsertStateObjects(admin, [stateObject('p'), stateObject('q')]);
+      const seqs = await upsertStateObjects(admin, [stateObjectRow('p'), stateObjectRow('q')]);
       expect(seqs[1]).toBe(seqs[0] + 1);
     });
 

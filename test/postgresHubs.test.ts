@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { consumer, get, idOf, pkg, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 import { metricsText, waitingPolls } from './support/waitingPolls.js';
@@ -20,7 +20,7 @@ describe.skipIf(!server.available)('hubs sharing one PostgreSQL database', () =>
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+    [a, b] = await hubsOn(database.url, 2);
   });
   afterAll(async () => {
     await a?.stop();

@@ -14,7 +14,7 @@ import { appendMessages, appendPackageLogs, upsertStateObjects } from '../src/st
 import { notifyCommitted, PostgresListener } from '../src/store/postgres/listener.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
 import type { ChangedStateObjectKey, PackageLogKey, SentMessageKey } from '../src/store/postgres/tailReader.js';
-import { messageRow, postgresServer, testClient, testDatabase } from './support/postgres.js';
+import { messageRow, postgresServer, stateObjectRow, testClient, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { until } from './support/until.js';
 
@@ -105,19 +105,7 @@ describe.skipIf(!server.available)('PostgreSQL listener and tail reader', () => 
   it('a NOTIFY after a commit makes the other process read the new rows of each log, in order, once', async () => {
     const b = await processB();
     const ids = await appendMessages(writer, [messageRow('a'), messageRow('b')]);
-    const [seq] = await upsertStateObjects(writer, [
-      {
-        sentinel_name: 'S',
-        package_name: 'P',
-        name: 'T',
-        type: 'System.Int32',
-        value: '1',
-        metadatas: '{}',
-        last_update_ms: 1,
-        lifetime_s: 0,
-        expires_at_ms: null,
-      },
-    ]);
+    const [seq] = await upsertStateObjects(writer, [stateObjectRow('T')]);
     const [logId] = await appendPackageLogs(writer, [
       { sentinel_name: 'S', package_name: 'P', level: 'Info', message: 'hello', logged_ms: 1 },
     ]);

@@ -16,7 +16,7 @@ import { ScopeType } from '../src/hub/scope.js';
 import { PostgresMessageStore } from '../src/store/postgres/messages.js';
 import { createPool } from '../src/store/postgres/pool.js';
 import { claim, messageFrom, signal } from './support/storeTakes.js';
-import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
+import { blockedConnections, openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -125,7 +125,7 @@ describe.skipIf(!server.available)('PostgreSQL: message takes in batches', () =>
       await blocker.query('begin');
       await blocker.query('update subscriptions set last_active_ms = last_active_ms + 1 where id = $1', [contested]);
       const takes = Promise.all([contested, ...others].map((id, i) => take(store, id, 0, claim(`c${i}`))));
-      await expect.poll(() => blockedOn(database.url), { timeout: 5_000 }).toBeGreaterThan(0);
+      await expect.poll(() => blockedConnections(database.url)).toBeGreaterThan(0);
       await blocker.query('commit');
       expect(await takes).toEqual([['c1'], ['c1'], ['c1']]);
     } finally {
@@ -157,17 +157,3 @@ describe.skipIf(!server.available)('PostgreSQL: message takes in batches', () =>
     }
   });
 });
-
-/** Connections of the database waiting for a lock. */
-async function blockedOn(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return Number(rows[0].n);
-  } finally {
-    await client.end();
-  }
-}

@@ -12,23 +12,11 @@ import type { NewStateObject } from '../src/store/postgres/logs.js';
 import { GroupCommit } from '../src/store/postgres/groupCommit.js';
 import { doorbell, OwnCommits } from '../src/store/postgres/ownCommits.js';
 import { TailReader } from '../src/store/postgres/tailReader.js';
-import { migratedDatabase, postgresServer } from './support/postgres.js';
+import { migratedDatabase, postgresServer, stateObjectRow } from './support/postgres.js';
 import type { MigratedDatabase } from './support/postgres.js';
 import { until } from './support/until.js';
 
 const server = await postgresServer();
-
-const object = (name: string, value = '1'): NewStateObject => ({
-  sentinel_name: 'S',
-  package_name: 'P',
-  name,
-  type: 'System.Int32',
-  value,
-  metadatas: '{}',
-  last_update_ms: 1,
-  lifetime_s: 0,
-  expires_at_ms: null,
-});
 
 describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group commits', () => {
   let migrated: MigratedDatabase;
@@ -64,7 +52,7 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
   async function commit(names: string[], own?: OwnCommits): Promise<number[]> {
     const seqs = await upsertStateObjects(
       pool,
-      names.map((n) => object(n)),
+      names.map((n) => stateObjectRow(n)),
     );
     own?.committed('state_objects', seqs[0], seqs[seqs.length - 1]);
     return seqs;
@@ -127,7 +115,7 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
     });
     const visible = await Promise.all(
       ['C1', 'C2', 'C3'].map((name) =>
-        group.submit(object(name)).then(async (seq) => {
+        group.submit(stateObjectRow(name)).then(async (seq) => {
           const { rows } = await admin.query('select 1 from state_objects where seq = $1 and name = $2', [seq, name]);
           return rows.length === 1;
         }),
@@ -136,9 +124,9 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
     expect(visible).toEqual([true, true, true]);
     expect(group.transactions).toBe(1);
     const outcomes = await Promise.allSettled([
-      group.submit(object('D1')),
-      group.submit({ ...object('D2'), value: null as unknown as string }), // violates not null
-      group.submit(object('D3')),
+      group.submit(stateObjectRow('D1')),
+      group.submit({ ...stateObjectRow('D2'), value: null as unknown as string }), // violates not null
+      group.submit(stateObjectRow('D3')),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
@@ -157,10 +145,10 @@ describe.skipIf(!server.available)('PostgreSQL: own commits, one-statement group
         if (after.length === 1) await held;
       },
     });
-    await group.submit(object('E1'));
+    await group.submit(stateObjectRow('E1'));
     // The first doorbell is still ringing: later batches commit all the same.
-    await group.submit(object('E2'));
-    const third = await group.submit(object('E3'));
+    await group.submit(stateObjectRow('E2'));
+    const third = await group.submit(stateObjectRow('E3'));
     expect(group.transactions).toBe(3);
     release();
     await until(() => after.length === 2);

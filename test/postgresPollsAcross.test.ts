@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { MessageRecord, StateObjectUpdateRecord } from '../src/hub/records.js';
-import { consumer, get, idOf, pkg, startTestHub } from './support/testHub.js';
+import { consumer, get, idOf, pkg, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -29,7 +29,7 @@ describe.skipIf(!server.available)('polls across hub processes on one PostgreSQL
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+    [a, b] = await hubsOn(database.url, 2);
     admin = testPool(database.url, 2);
   });
   afterAll(async () => {
@@ -140,9 +140,7 @@ describe.skipIf(!server.available)('the idle sweep with two hub processes on one
 
   beforeAll(async () => {
     database = await testDatabase(server);
-    [a, b] = await Promise.all(
-      [0, 1].map(() => startTestHub({ options: { databaseUrl: database.url, subscriptionIdleMs: IDLE_MS } })),
-    );
+    [a, b] = await hubsOn(database.url, 2, { subscriptionIdleMs: IDLE_MS });
   });
   afterAll(async () => {
     await a?.stop();

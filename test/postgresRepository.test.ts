@@ -5,7 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, call, get, post, startTestHub } from './support/testHub.js';
+import { admin, call, get, post, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { packageZip, uploadPackages } from './support/packages.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
@@ -44,9 +44,7 @@ describe.skipIf(!server.available)('the package repository shared by hubs on one
   beforeAll(async () => {
     database = await testDatabase(server);
     pool = testPool(database.url);
-    [a, b] = await Promise.all(
-      [0, 1].map(() => startTestHub({ options: { databaseUrl: database.url, maxPackageBytes: MAX_PACKAGE_BYTES } })),
-    );
+    [a, b] = await hubsOn(database.url, 2, { maxPackageBytes: MAX_PACKAGE_BYTES });
   });
   afterAll(async () => {
     await a?.stop();

@@ -13,7 +13,7 @@ import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import { createPool } from '../src/store/postgres/pool.js';
 import { PostgresStateObjectStore } from '../src/store/postgres/stateObjects.js';
 import { claim, consumerApp, patterns, signal, write } from './support/storeTakes.js';
-import { openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
+import { blockedConnections, openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -150,7 +150,7 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
         contested,
       ]);
       const takes = Promise.all([contested, ...others].map((id, i) => store.take(id, 0, signal(), claim(`c${i}`))));
-      await expect.poll(async () => (await blockedOn(database.url)) > 0, { timeout: 5_000 }).toBe(true);
+      await expect.poll(() => blockedConnections(database.url)).toBeGreaterThan(0);
       await blocker.query('commit');
       expect((await takes).map((objects) => objects.map((o) => o.current?.value))).toEqual([['1'], ['1'], ['1']]);
     } finally {
@@ -182,17 +182,3 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
     }
   });
 });
-
-/** Connections of the database waiting for a lock. */
-async function blockedOn(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    return Number(rows[0].n);
-  } finally {
-    await client.end();
-  }
-}

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubProcessRecord } from '../src/http/management/records.js';
 import { HUB_VERSION } from '../src/version.js';
-import { admin, consumer, get, idOf, startTestHub } from './support/testHub.js';
+import { admin, consumer, get, idOf, startTestHub, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -62,7 +62,7 @@ describe.skipIf(!server.available)('the process list on PostgreSQL', () => {
   let b: TestHub;
   beforeAll(async () => {
     database = await testDatabase(server);
-    [a, b] = await Promise.all([0, 1].map(() => startTestHub({ options: { databaseUrl: database.url } })));
+    [a, b] = await hubsOn(database.url, 2);
   });
   afterAll(async () => {
     await a?.stop();

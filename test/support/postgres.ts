@@ -19,7 +19,7 @@ import pg from 'pg';
 import type { HubStore } from '../../src/hub/ports/hubStore.js';
 import { openPostgresHubStore } from '../../src/store/postgres/hubStore.js';
 import type { PostgresHubStoreOptions } from '../../src/store/postgres/hubStore.js';
-import type { NewMessage } from '../../src/store/postgres/logs.js';
+import type { NewMessage, NewStateObject } from '../../src/store/postgres/logs.js';
 import { migratePostgres } from '../../src/store/postgres/migrate.js';
 import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
 import type { PostgresLog } from '../../src/store/postgres/pool.js';
@@ -107,16 +107,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh empty database `hub_t_<random>` on the shared server. Call `drop()` after the file. */
+/**
+ * A fresh empty database `hub_t_<random>` on the shared server. Call `drop()` after the file; it is
+ * dropped when the file ends if not.
+ */
 export async function testDatabase(server: PostgresServer): Promise<TestDatabase> {
   if (!server.available) throw new Error(server.reason);
   const name = `hub_t_${crypto.randomBytes(6).toString('hex')}`;
   await admin(server.adminUrl, (c) => c.query(`create database ${name}`));
-  return {
-    name,
-    url: withDatabase(server.adminUrl, name),
-    drop: () => admin(server.adminUrl, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {}),
-  };
+  const drop = () =>
+    admin(server.adminUrl, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => {});
+  afterFile(drop);
+  return { name, url: withDatabase(server.adminUrl, name), drop };
 }
 
 /**
@@ -297,6 +299,19 @@ export const messageRow = (data: string): NewMessage => ({
   sent_ms: 1,
 });
 
+/** A row for the StateObject log (logs.ts upsertStateObjects), S/P/`name` of `value`: the rest is fixed. */
+export const stateObjectRow = (name: string, value = '1'): NewStateObject => ({
+  sentinel_name: 'S',
+  package_name: 'P',
+  name,
+  type: 'System.Int32',
+  value,
+  metadatas: '{}',
+  last_update_ms: 1,
+  lifetime_s: 0,
+  expires_at_ms: null,
+});
+
 /** Waits (by polling pg_stat_activity, not by time) until the backend `pid` waits on a lock. */
 export const waitUntilBlocked = (admin: pg.Pool, pid: number) =>
   until(
@@ -304,3 +319,17 @@ export const waitUntilBlocked = (admin: pg.Pool, pid: number) =>
       (await admin.query('select wait_event_type from pg_stat_activity where pid = $1', [pid])).rows[0]
         ?.wait_event_type === 'Lock',
   );
+
+/** The connections of the database at `url` waiting for a lock. */
+export async function blockedConnections(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}

@@ -101,6 +101,10 @@ export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { d
   return Object.assign(hub, { dataDir, options, stop });
 }
 
+/** `count` hubs on one PostgreSQL database, started together. */
+export const hubsOn = (databaseUrl: string, count: number, options: Partial<HubOptions> = {}) =>
+  Promise.all(Array.from({ length: count }, () => startTestHub({ options: { databaseUrl, ...options } })));
+
 export interface Identity {
   SentinelName: string;
   PackageName: string;
