@@ -2,7 +2,6 @@
  * An existing Constellation server's file loads as it is: the .NET <configuration> wrapper, the
  * <constellationSection> root with its xmlns, text rule ids, restCounterAfterMinutes, appSettings.
  */
-import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +10,7 @@ import { startHub } from '../src/createHub.js';
 import { hubOptions } from '../src/settings.js';
 import { constellationFile, controlHub } from './support/constellation.js';
 import type { Identity } from './support/testHub.js';
-import { get, hubsStoppedAfterEach, idOf, post, tempDir } from './support/testHub.js';
+import { get, hubsStoppedAfterEach, idOf, post, tempDir, writeConfiguration } from './support/testHub.js';
 
 const restricted = (name = 'App'): Identity => ({
   SentinelName: 'Consumer',
@@ -51,7 +50,7 @@ describe('a Constellation configuration file', () => {
   it('starts a hub that enforces the text-id rules, honours DelayAfterAuthentificationError and reports what it ignores once', async () => {
     const dataDir = tempDir();
     const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn' });
-    fs.writeFileSync(options.configPath, constellationFile);
+    writeConfiguration(options.configPath, constellationFile);
     const lines: string[] = [];
     const logger = pino(
       { level: 'warn' },

@@ -15,7 +15,16 @@ import { startHub } from '../src/createHub.js';
 import { DataDirectoryInUse } from '../src/db/dataDirectory.js';
 import { hubOptions } from '../src/settings.js';
 import { runCli } from './support/hubCli.js';
-import { admin, get, hubsStoppedAfterEach, pkg, startTestHub, tempDir, testConfiguration } from './support/testHub.js';
+import {
+  admin,
+  get,
+  hubsStoppedAfterEach,
+  pkg,
+  startTestHub,
+  tempDir,
+  testConfiguration,
+  writeConfiguration,
+} from './support/testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const hub = hubsStoppedAfterEach();
@@ -58,7 +67,7 @@ describe('command line', () => {
   it('SIGHUP reloads the configuration file and never kills the hub; a broken file is logged and ignored', async () => {
     const dataDir = tempDir();
     const config = testConfiguration();
-    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(config));
+    writeConfiguration(path.join(dataDir, 'hub.config.xml'), config);
     const cli = runCli([], { HUB_DATA_DIR: dataDir, HUB_LOG_LEVEL: 'info' });
     const url = (await cli.waitFor(/hub listening on (http:\/\/\S+)/))[1];
     const late = { SentinelName: 'Consumer', PackageName: 'Late', AccessKey: 'late-key-0001' };
@@ -137,7 +146,7 @@ describe('logs', () => {
       },
     });
     const dataDir = tempDir();
-    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
+    writeConfiguration(path.join(dataDir, 'hub.config.xml'));
     const h = await startHub(
       hubOptions({ dataDir, host: '127.0.0.1', port: 0, authFailureDelayMs: 0 }),
       pino({ level: 'warn' }, sink),

@@ -10,11 +10,9 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hub } from '../src/createHub.js';
 import { startHub } from '../src/createHub.js';
-import { serializeConfiguration } from '../src/config/xmlFile.js';
 import type { HubOptions } from '../src/settings.js';
 import { hubOptions } from '../src/settings.js';
-import fs from 'node:fs';
-import { consumer, get, idOf, pkg, tempDir, testConfiguration } from './support/testHub.js';
+import { consumer, get, idOf, pkg, tempDir, writeConfiguration } from './support/testHub.js';
 import { until } from './support/until.js';
 
 let running: Hub | undefined;
@@ -26,7 +24,7 @@ afterEach(async () => {
 async function hubWithLog(overrides: Partial<HubOptions>) {
   const dataDir = tempDir();
   const options = hubOptions({ dataDir, host: '127.0.0.1', port: 0, authFailureDelayMs: 0, ...overrides });
-  fs.writeFileSync(options.configPath, serializeConfiguration(testConfiguration()));
+  writeConfiguration(options.configPath);
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>), done()),
