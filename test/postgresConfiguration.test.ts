@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
@@ -34,13 +33,8 @@ const credentialNames = async (h: TestHub) =>
 const CLI_TEST_MS = 240_000;
 
 /** Waits until `condition` holds (another process applies a change after its notification). */
-async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await sleep(20);
-  }
-}
+const eventually = (condition: () => Promise<boolean>, what: string) =>
+  expect.poll(condition, { message: `never: ${what}` }).toBe(true);
 
 /** `hub config …` as a user runs it; resolves with its exit code and output (never rejects). */
 async function hubConfig(
