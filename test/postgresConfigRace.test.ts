@@ -37,7 +37,7 @@ describe.skipIf(!server.available)('management writes through two processes raci
     for (let i = 0; i < 2; i++) hubs.push(await startProcess(database.url));
   }, 240_000);
   afterAll(async () => {
-    await killCliProcesses();
+    killCliProcesses();
     await database?.drop();
   });
 
