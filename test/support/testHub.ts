@@ -95,8 +95,8 @@ export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { d
   const hub = await startHub(options, createLogger(options.logLevel));
   // Once: a second release of its data directory's lock would take the lock of a hub started there since.
   let stopped: Promise<void> | undefined;
-  const stopOnce = hub.stop;
-  const stop = () => (stopped ??= stopOnce());
+  const stopHub = hub.stop;
+  const stop = () => (stopped ??= stopHub());
   afterFile(stop);
   return Object.assign(hub, { dataDir, options, stop });
 }
