@@ -94,9 +94,14 @@ export async function startTestHub(opts: TestHubOptions = {}): Promise<Hub & { d
     writeConfiguration(options.configPath, opts.config);
   const hub = await startHub(options, createLogger(options.logLevel));
   // Once: a second release of its data directory's lock would take the lock of a hub started there since.
+  // Stopped, it is not held for the end of the file.
+  let stopHub: (() => Promise<void>) | undefined = hub.stop;
   let stopped: Promise<void> | undefined;
-  const stopHub = hub.stop;
-  const stop = () => (stopped ??= stopHub());
+  const stop = () => {
+    stopped ??= stopHub!();
+    stopHub = undefined;
+    return stopped;
+  };
   afterFile(stop);
   return Object.assign(hub, { dataDir, options, stop });
 }
