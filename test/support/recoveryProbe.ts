@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { afterFile } from './afterFile.js';
 
 export interface RecoveryRequest {
   /** Each hub's base URL. */
@@ -99,7 +100,7 @@ async function recover(request: RecoveryRequest): Promise<RecoveryReport> {
   return { accepting, servedAfter, lastAttempt, lastValue: value };
 }
 
-/** Starts the probe's process (`node --import tsx` on this file). */
+/** Starts the probe's process (`node --import tsx` on this file); it is killed when the test file ends. */
 export function startRecoveryProbe(): RecoveryProbe {
   const file = fileURLToPath(import.meta.url);
   const child: ChildProcess = fork(file, ['--probe'], {
@@ -107,6 +108,8 @@ export function startRecoveryProbe(): RecoveryProbe {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  const close = () => void child.kill();
+  afterFile(close);
   return {
     recover: (request) =>
       new Promise((resolve, reject) => {
@@ -118,7 +121,7 @@ export function startRecoveryProbe(): RecoveryProbe {
         });
         child.send(request);
       }),
-    close: () => void child.kill(),
+    close,
   };
 }
 
