@@ -25,7 +25,13 @@ export class DataDirectoryInUse extends Error {
  * it is private by its own mode (hub.db and its WAL, the configuration file, repository/, tmp/).
  */
 export function dataDirectory(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  if (fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false)
+    throw new Error(`the data directory ${dir} is a file, not a directory: set HUB_DATA_DIR to a directory`);
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  } catch (error) {
+    throw new Error(`cannot create the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`);
+  }
 }
 
 export interface DataDirectoryLock {
