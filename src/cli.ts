@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
 import type { Hub } from './createHub.js';
 import { startHub } from './createHub.js';
-import { DataDirectoryInUse, lockDataDirectory } from './db/dataDirectory.js';
+import { DataDirectoryInUse, existingDataDirectory, lockDataDirectory } from './db/dataDirectory.js';
 import path from 'node:path';
 import { exportConfiguration, importConfiguration } from './hub/configurationSharedStart.js';
 import type { Logger } from 'pino';
@@ -143,9 +143,13 @@ async function migrate(options: HubOptions): Promise<void> {
   const url = options.databaseUrl;
   if (url === undefined) failed('needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
   const sqliteFile = path.join(dataDir, 'hub.db');
-  const found = fs.statSync(dataDir, { throwIfNoEntry: false });
+  let found;
+  try {
+    found = existingDataDirectory(dataDir);
+  } catch (error) {
+    failed((error as Error).message);
+  }
   if (!found) failed(`no data directory ${dataDir} (HUB_DATA_DIR): set HUB_DATA_DIR to the directory holding hub.db`);
-  if (!found.isDirectory()) failed(`the data directory ${dataDir} (HUB_DATA_DIR) is a file, not a directory`);
   if (!fs.existsSync(sqliteFile))
     failed(`no hub.db in ${dataDir} (HUB_DATA_DIR): set HUB_DATA_DIR to the data directory of the hub to copy`);
   let lock;
@@ -243,7 +247,11 @@ async function main(): Promise<void> {
     if (error instanceof DataDirectoryInUse) fail(error.message);
     const where = error instanceof ConfigurationError ? `configuration file ${options.configPath}: ` : '';
     const pg = options.databaseUrl && postgresProblem(error, options.databaseUrl);
-    console.error(`hub did not start: ${pg || `${where}${(error as Error).message}`}`);
+    const busy =
+      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? ': another program listens there. Stop it, or choose another port (HUB_PORT, or the listen URI in the configuration)'
+        : '';
+    console.error(`hub did not start: ${pg || `${where}${(error as Error).message}${busy}`}`);
     const kept = keptKey(options.dataDir);
     if (kept)
       console.error(
