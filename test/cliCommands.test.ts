@@ -171,7 +171,7 @@ describe('errors that name the cause and the path', () => {
     expect(await through.exited).toBe(1);
     expect(through.errors()).toMatch(
       new RegExp(
-        `^hub did not start: cannot use the data directory ${path.join(file, 'data')} \\(HUB_DATA_DIR\\): ENOTDIR`,
+        `^hub did not start: cannot (use|create) the data directory ${path.join(file, 'data')} \\(HUB_DATA_DIR\\): ENOTDIR`,
       ),
     );
     expect(fs.readFileSync(file, 'utf8')).toBe('mine');
