@@ -18,7 +18,7 @@ export interface FirstAdminKey {
   file: string;
 }
 
-export const firstAdminKeyFile = (dataDir: string) => path.join(dataDir, FILE_NAME);
+const firstAdminKeyFile = (dataDir: string) => path.join(dataDir, FILE_NAME);
 
 /** Keeps `key` in the data directory, readable by the hub's user only. */
 export function keepFirstAdminKey(dataDir: string, key: string): void {

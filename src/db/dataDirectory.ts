@@ -29,7 +29,9 @@ export function dataDirectory(dir: string): void {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
   } catch (error) {
-    throw new Error(`cannot create the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`);
+    throw new Error(`cannot create the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -39,7 +41,9 @@ export function existingDataDirectory(dir: string): boolean {
   try {
     found = fs.statSync(dir, { throwIfNoEntry: false });
   } catch (error) {
-    throw new Error(`cannot use the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`);
+    throw new Error(`cannot use the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   if (found && !found.isDirectory())
     throw new Error(`the data directory ${dir} is a file, not a directory: set HUB_DATA_DIR to a directory`);
