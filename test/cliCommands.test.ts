@@ -244,5 +244,5 @@ describe('Ctrl-C on `npm start`', () => {
     expect(out).toMatch(/"msg":"stopping"/);
     expect(out).toMatch(/"msg":"stopped"/);
     expect(out).not.toMatch(/npm error/);
-  });
+  }, 180_000); // npm start builds first when the sources are newer than dist/
 });
