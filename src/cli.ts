@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * Entry point: options from the environment (and --help/--version), start the hub, reload the
  * configuration on SIGHUP, stop cleanly on SIGINT/SIGTERM; or run `hub migrate`, `hub config export`
@@ -8,43 +9,28 @@ import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
 import type { Hub } from './createHub.js';
 import { startHub } from './createHub.js';
-import { DataDirectoryInUse, lockDataDirectory } from './db/dataDirectory.js';
+import { DataDirectoryInUse, existingDataDirectory, lockDataDirectory } from './db/dataDirectory.js';
 import path from 'node:path';
 import { exportConfiguration, importConfiguration } from './hub/configurationSharedStart.js';
 import type { Logger } from 'pino';
+import { usageOf } from './cliUsage.js';
+import type { FirstAdminKey } from './firstAdminKey.js';
+import { forgetFirstAdminKey, keptFirstAdminKey } from './firstAdminKey.js';
 import { createLogger } from './logger.js';
+import { postgresProblem, redactedUrl } from './postgresProblems.js';
 import type { HubOptions } from './settings.js';
 import { optionsFromEnvironment } from './settings.js';
 import { HUB_VERSION } from './version.js';
 
-const USAGE = `Usage: hub [--help] [--version]
-       hub migrate
-       hub config export [FILE]
-       hub config import [FILE]
-
-Starts the hub: the consumer, platform and management REST interfaces over one SQLite file (or a
-PostgreSQL database, HUB_DATABASE_URL). \`hub migrate\` copies HUB_DATA_DIR/hub.db, with the hub on it
-stopped, into the empty PostgreSQL database HUB_DATABASE_URL (docs/operations.md).
-With HUB_DATABASE_URL the configuration lives in the database (docs/configuration.md): \`hub config
-export\` prints it (or writes FILE, which must not exist yet), \`hub config import\` checks FILE (default
-HUB_CONFIG) as a start would and makes it the configuration of every hub process on that database.
-Everything else is configured by environment variables (README.md, "Configuration"), e.g.
-  HUB_DATA_DIR   data directory (default ./data): hub.db, the configuration file, packages
-  HUB_CONFIG     configuration file (default HUB_DATA_DIR/hub.config.xml)
-  HUB_PORT       overrides the port of the configuration's listen URI
-  HUB_LOG_LEVEL  fatal, error, warn, info (default), debug, trace or silent
-
-Signals: SIGHUP reloads the configuration (the file; on PostgreSQL, the database's); SIGINT and SIGTERM stop the hub cleanly.
-
-Options:
-  -h, --help     print this help and exit
-  -v, --version  print the version and exit
-`;
-
-function fail(message: string): never {
-  console.error(`hub did not start: ${message}`);
-  process.exit(1);
+/** How each command says it failed: the start's errors begin "hub did not start:", a command's with its name. */
+function failWith(prefix: string): (message: string) => never {
+  return (message) => {
+    console.error(`${prefix}: ${message}`);
+    process.exit(1);
+  };
 }
+
+const fail: (message: string) => never = failWith('hub did not start');
 
 type Command =
   { name: 'start' } | { name: 'migrate' } | { name: 'config'; action: 'export' | 'import'; file: string | undefined };
@@ -55,28 +41,29 @@ function command(positionals: string[]): Command {
   if (name === 'migrate' && action === undefined) return { name };
   if (name === 'config' && (action === 'export' || action === 'import') && rest.length === 0)
     return { name, action, file };
+  if (name === 'config' && action === undefined) throw new Error('hub config needs export or import');
   throw new Error(`Unknown command: ${positionals.join(' ')}`);
 }
 
-/** The command: start the hub, `migrate`, or `config export|import`. */
+/** The command: start the hub, `migrate`, or `config export|import`; `--help` prints the help of the one named. */
 function parseCommandLine(): Command {
   let values: { help?: boolean; version?: boolean };
+  let positionals: string[] = [];
   let parsed: Command;
   try {
-    let positionals: string[];
     ({ values, positionals } = parseArgs({
       options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
       strict: true,
       allowPositionals: true,
     }));
+    if (values.help) {
+      process.stdout.write(usageOf(positionals));
+      process.exit(0);
+    }
     parsed = command(positionals);
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    console.error(`${(error as Error).message}\n\n${usageOf(positionals)}`);
     process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
   }
   if (values.version) {
     process.stdout.write(`${HUB_VERSION}\n`);
@@ -94,11 +81,9 @@ async function configCommand(
   action: 'export' | 'import',
   file: string | undefined,
 ): Promise<void> {
-  const failed: (message: string) => never = (message) => {
-    console.error(`hub config ${action}: ${message}`);
-    process.exit(1);
-  };
-  if (options.databaseUrl === undefined)
+  const failed: (message: string) => never = failWith(`hub config ${action}`);
+  const url = options.databaseUrl;
+  if (url === undefined)
     failed(`needs HUB_DATABASE_URL: without it the configuration is the file ${options.configPath}`);
   const source = file ?? options.configPath;
   let text: string | undefined;
@@ -113,13 +98,13 @@ async function configCommand(
   try {
     const { openConfigurationDocuments } = await import('./store/postgres/configuration.js');
     opened = await openConfigurationDocuments({
-      url: options.databaseUrl,
+      url,
       sync: 'full',
       lockWaitMs: options.lockWaitMs,
       log: createLogger(options.logLevel),
     });
   } catch (error) {
-    failed((error as Error).message);
+    failed(postgresProblem(error, url) ?? (error as Error).message);
   }
   try {
     if (action === 'export') {
@@ -139,35 +124,48 @@ async function configCommand(
     }
   } catch (error) {
     await opened.close();
-    failed(error instanceof ConfigurationError ? `${source}: ${error.message}` : (error as Error).message);
+    failed(
+      error instanceof ConfigurationError
+        ? `${source}: ${error.message}`
+        : (postgresProblem(error, url) ?? (error as Error).message),
+    );
   }
   await opened.close();
 }
 
-/** `hub migrate`: HUB_DATA_DIR/hub.db into the empty database HUB_DATABASE_URL, the data directory held meanwhile. */
+/**
+ * `hub migrate`: HUB_DATA_DIR/hub.db into the empty database HUB_DATABASE_URL, the data directory held
+ * meanwhile. A data directory without hub.db (a mistyped HUB_DATA_DIR) is named and left as it was.
+ */
 async function migrate(options: HubOptions): Promise<void> {
-  if (options.databaseUrl === undefined)
-    fail('hub migrate needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
+  const failed: (message: string) => never = failWith('hub migrate');
+  const { dataDir } = options;
+  const url = options.databaseUrl;
+  if (url === undefined) failed('needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
+  const sqliteFile = path.join(dataDir, 'hub.db');
+  let found;
+  try {
+    found = existingDataDirectory(dataDir);
+  } catch (error) {
+    failed((error as Error).message);
+  }
+  if (!found) failed(`no data directory ${dataDir} (HUB_DATA_DIR): set HUB_DATA_DIR to the directory holding hub.db`);
+  if (!fs.existsSync(sqliteFile))
+    failed(`no hub.db in ${dataDir} (HUB_DATA_DIR): set HUB_DATA_DIR to the data directory of the hub to copy`);
   let lock;
   try {
-    lock = lockDataDirectory(options.dataDir);
+    lock = lockDataDirectory(dataDir);
   } catch (error) {
-    fail((error as Error).message);
+    failed((error as Error).message);
   }
   try {
     const { copySqliteToPostgres } = await import('./store/postgres/fromSqlite.js');
-    const report = await copySqliteToPostgres({
-      sqliteFile: path.join(options.dataDir, 'hub.db'),
-      url: options.databaseUrl,
-      log: createLogger(options.logLevel),
-    });
+    const report = await copySqliteToPostgres({ sqliteFile, url, log: createLogger(options.logLevel) });
     for (const [table, n] of Object.entries(report)) console.log(`${table}: ${n}`);
-    console.log(
-      `copied into ${options.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}: start the hub with HUB_DATABASE_URL set`,
-    );
+    console.log(`copied into ${redactedUrl(url)}: start the hub with HUB_DATABASE_URL set`);
   } catch (error) {
     lock.release();
-    fail((error as Error).message);
+    failed(postgresProblem(error, url) ?? (error as Error).message);
   }
   lock.release();
 }
@@ -213,7 +211,10 @@ function installSignalHandlers(hub: Hub, configPath: string, shared: boolean, lo
     }, 10_000);
     deadline.unref();
     hub.stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info({ signal }, 'stopped');
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.error({ err: error }, 'stop failed');
         process.exit(1);
@@ -228,11 +229,13 @@ async function main(): Promise<void> {
   const command = parseCommandLine();
   // hub.db, its WAL and the configuration file hold access keys: nothing the hub creates is for others.
   process.umask(0o077);
+  const named = { start: 'hub did not start', migrate: 'hub migrate', config: 'hub config' }[command.name];
+  const failed: (message: string) => never = failWith(named);
   let options;
   try {
     options = optionsFromEnvironment(process.env);
   } catch (error) {
-    fail((error as Error).message);
+    failed((error as Error).message);
   }
   if (command.name === 'migrate') return migrate(options);
   if (command.name === 'config') return configCommand(options, command.action, command.file);
@@ -241,23 +244,49 @@ async function main(): Promise<void> {
   try {
     hub = await startHub(options, logger);
   } catch (error) {
+    if (error instanceof DataDirectoryInUse) fail(error.message);
     const where = error instanceof ConfigurationError ? `configuration file ${options.configPath}: ` : '';
-    fail(error instanceof DataDirectoryInUse ? error.message : `${where}${(error as Error).message}`);
+    const pg = options.databaseUrl && postgresProblem(error, options.databaseUrl);
+    const busy =
+      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? ': another program listens there. Stop it, or choose another port (HUB_PORT, or the listen URI in the configuration)'
+        : '';
+    console.error(`hub did not start: ${pg || `${where}${(error as Error).message}${busy}`}`);
+    const kept = keptKey(options.dataDir);
+    if (kept)
+      console.error(
+        `The first start's credential 'Admin' is kept: its access key ${kept.key} is in ${kept.file} (only you can read it), and the next start that succeeds shows it again.`,
+      );
+    process.exit(1);
   }
-  if (hub.generatedAdminKey) {
-    console.log(
-      options.databaseUrl
-        ? "First start: stored the configuration in the database with the credential 'Admin'."
-        : `First start: wrote ${options.configPath} with the credential 'Admin'.`,
-    );
-    console.log(`Its access key (shown only this once): ${hub.generatedAdminKey}`);
+  const first = hub.firstAdminKey;
+  if (first) {
+    if (hub.generatedAdminKey)
+      console.log(
+        options.databaseUrl
+          ? "First start: stored the configuration in the database with the credential 'Admin'."
+          : `First start: wrote ${options.configPath} with the credential 'Admin'.`,
+      );
+    else console.log(`The first start did not succeed; the credential 'Admin' it created was kept in ${first.file}.`);
+    console.log(`Its access key (not shown again): ${first.key}`);
     console.log(`Use it as AccessKey with SentinelName=Management on ${hub.url}/rest/management/..., e.g.`);
     console.log(
-      `  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${hub.generatedAdminKey}"`,
+      `  curl "${hub.url}/rest/management/CheckAccess?SentinelName=Management&PackageName=Admin&AccessKey=${first.key}"`,
     );
+    // Shown by a start that succeeded: not kept any longer (the configuration holds it).
+    forgetFirstAdminKey(first);
   }
   installSignalHandlers(hub, options.configPath, options.databaseUrl !== undefined, logger);
   for (const url of hub.urls) console.log(`hub listening on ${url}`);
+}
+
+/** The key a first start kept, if any; nothing when the data directory cannot be read. */
+function keptKey(dataDir: string): FirstAdminKey | undefined {
+  try {
+    return keptFirstAdminKey(dataDir);
+  } catch {
+    return undefined;
+  }
 }
 
 void main();

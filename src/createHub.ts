@@ -15,6 +15,8 @@ import { createApp } from './http/app.js';
 import type { HubServices } from './http/context.js';
 import type { HttpServers } from './http/server.js';
 import { serveHttp } from './http/server.js';
+import type { FirstAdminKey } from './firstAdminKey.js';
+import { keepFirstAdminKey, pendingFirstAdminKey } from './firstAdminKey.js';
 import { createServices } from './hubServices.js';
 import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } from './hubStart.js';
 import { createLogger } from './logger.js';
@@ -31,8 +33,13 @@ export interface Hub {
   readonly services: HubServices;
   /** The SQLite file (unset on PostgreSQL). */
   readonly database: OpenedDatabase | undefined;
-  /** Set when the first start generated the administrator's access key. */
+  /** Set when this start, the first, generated the administrator's access key. */
   readonly generatedAdminKey: string | undefined;
+  /**
+   * The key a first start generated (this one's, or an earlier one's that failed) while no start has
+   * succeeded since, and the file keeping it (firstAdminKey.ts): the CLI shows it, then forgets it.
+   */
+  readonly firstAdminKey: FirstAdminKey | undefined;
   /**
    * Applies the configuration file as it is on disk now, or on PostgreSQL the database's document (what
    * `GET management/configuration/reload` does, for SIGHUP). Answers false when it was the text already
@@ -69,7 +76,11 @@ const CONFIGURATION_FALLBACK_MS = 5_000;
 async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
   // SQLite: the file is the configuration, checked before any database work. PostgreSQL: the
   // database's document (configurationSharedStart.ts), read once the store is open.
-  const fileStart = options.databaseUrl ? undefined : await startingConfiguration(options.configPath, options.adminKey);
+  // A key the first start generates is kept in the data directory before anything holds it.
+  const keep = (key: string) => keepFirstAdminKey(options.dataDir, key);
+  const fileStart = options.databaseUrl
+    ? undefined
+    : await startingConfiguration(options.configPath, options.adminKey, keep);
   if (fileStart) warnIgnored(logger, `configuration file ${options.configPath}`, fileStart.file.ignored);
   const fileAddresses = fileStart && listenPlan(options, fileStart.file.config.listenUris);
   fs.mkdirSync(options.dataDir, { recursive: true });
@@ -89,12 +100,14 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   let services: HubServices;
   let servers: HttpServers;
   let generatedAdminKey: string | undefined;
+  let firstAdminKey: FirstAdminKey | undefined;
   const readiness = new Readiness((timeoutMs) => store.ping(timeoutMs), logger);
   try {
-    const loaded = fileStart ?? (await sharedStart(options, logger, store));
+    const loaded = fileStart ?? (await sharedStart(options, logger, store, keep));
     if (!fileStart) warnIgnored(logger, 'configuration in the database', loaded.file.ignored);
     const addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
     generatedAdminKey = loaded.generatedAdminKey;
+    firstAdminKey = pendingFirstAdminKey(options.dataDir, loaded.file.config);
     // PostgreSQL: what other hub processes commit wakes this one's polls too.
     const feed = await crossProcessFeed(options, logger, notifier, metrics, store.own);
     if (feed) started.push(() => feed.stop());
@@ -146,6 +159,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     services,
     database: store.database,
     generatedAdminKey,
+    firstAdminKey,
     stop,
   };
 }

@@ -103,9 +103,10 @@ export async function sharedStart(
   options: HubOptions,
   logger: Logger,
   store: HubStore,
+  keep: (generatedKey: string) => void,
 ): Promise<SharedStartingConfiguration> {
   if (!store.configurationDocument) throw new Error('this store keeps no configuration document');
-  return sharedStartingConfiguration(store.configurationDocument, options.configPath, options.adminKey, logger);
+  return sharedStartingConfiguration(store.configurationDocument, options.configPath, options.adminKey, logger, keep);
 }
 
 export function warnIgnored(logger: Logger, where: string, ignored: string[]): void {

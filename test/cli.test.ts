@@ -15,7 +15,7 @@ describe('the command line', () => {
     const dataDir = tempDir();
     const cli = startCli(dataDir);
     const url = await listening(cli);
-    const key = /access key \(shown only this once\): (\S+)/.exec(cli.output())?.[1];
+    const key = /access key \(not shown again\): (\S+)/.exec(cli.output())?.[1];
     expect(key).toBeDefined();
     const management = { SentinelName: 'Management', PackageName: 'CLI', AccessKey: key as string };
     expect((await get({ url }, 'management/CheckAccess', management)).status).toBe(200);

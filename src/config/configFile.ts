@@ -182,15 +182,18 @@ export function firstStartDocument(adminKey: string | undefined): StartingConfig
 
 /**
  * Reads the configuration file; on a first start writes the default one (with `adminKey`, or a generated
- * key). Throws ConfigurationError, before any database work, when the file could not run a hub.
+ * key, handed to `keep` before the file is written). Throws ConfigurationError, before any database work,
+ * when the file could not run a hub.
  */
 export async function startingConfiguration(
   configPath: string,
   adminKey: string | undefined,
+  keep: (generatedKey: string) => void = () => {},
 ): Promise<StartingConfiguration> {
   const text = await readConfigurationText(configPath);
   if (text !== undefined) return { file: parseStartingDocument(text), text };
   const first = firstStartDocument(adminKey);
+  if (first.generatedAdminKey) keep(first.generatedAdminKey);
   await writeFileAtomically(configPath, first.text);
   return first;
 }

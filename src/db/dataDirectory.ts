@@ -25,7 +25,29 @@ export class DataDirectoryInUse extends Error {
  * it is private by its own mode (hub.db and its WAL, the configuration file, repository/, tmp/).
  */
 export function dataDirectory(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  if (existingDataDirectory(dir)) return;
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  } catch (error) {
+    throw new Error(`cannot create the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Whether `dir` exists (false when not); throws, naming HUB_DATA_DIR, when it is a file or cannot be looked at. */
+export function existingDataDirectory(dir: string): boolean {
+  let found: fs.Stats | undefined;
+  try {
+    found = fs.statSync(dir, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new Error(`cannot use the data directory ${dir} (HUB_DATA_DIR): ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (found && !found.isDirectory())
+    throw new Error(`the data directory ${dir} is a file, not a directory: set HUB_DATA_DIR to a directory`);
+  return found !== undefined;
 }
 
 export interface DataDirectoryLock {

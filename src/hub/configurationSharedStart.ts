@@ -16,19 +16,22 @@ export interface SharedStartingConfiguration extends StartingConfiguration {
 
 /**
  * The configuration a process on the shared database starts with: the database's, or (the database has
- * none) the file's or the default one, imported. Several processes starting at once import once.
+ * none) the file's or the default one, imported. Several processes starting at once import once. A key
+ * the default one generates is handed to `keep` before it is stored.
  */
 export async function sharedStartingConfiguration(
   documents: ConfigurationDocumentStore,
   configPath: string,
   adminKey: string | undefined,
   logger: Logger,
+  keep: (generatedKey: string) => void = () => {},
 ): Promise<SharedStartingConfiguration> {
   let document = await documents.read();
   if (!document) {
     const fileText = await readConfigurationText(configPath);
     const start =
       fileText === undefined ? firstStartDocument(adminKey) : { file: parseStartingDocument(fileText), text: fileText };
+    if (start.generatedAdminKey) keep(start.generatedAdminKey);
     const { document: stored, imported } = await documents.importIfNone(
       {
         writtenBy: fileText === undefined ? '(first start)' : '(file)',

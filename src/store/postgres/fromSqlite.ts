@@ -59,6 +59,7 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
         `${options.sqliteFile} still holds ${legacy} deliveries from before the logs: let every subscription poll once, then copy`,
       );
     }
+    await refuseForeignTables(options);
     const { db } = openPostgres({
       url: options.url,
       role: 'migrate',
@@ -100,13 +101,57 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
   }
 }
 
+/** The tables of migrations/postgres/ and of Kysely's migrator (test/cliMigrate.test.ts copies into a migrated database). */
+const HUB_TABLES = new Set([
+  ...['auth_failures', 'callers', 'configuration_document', 'configuration_versions', 'credential_subscriptions'],
+  ...['hub_processes', 'hub_settings', 'log_heads', 'message_group_members', 'messages', 'package_descriptors'],
+  ...['package_instance_groups', 'package_logs', 'repository_archives', 'repository_packages', 'saga_requests'],
+  ...['state_object_filters', 'state_objects', 'subscriptions', 'kysely_migration', 'kysely_migration_lock'],
+]);
+
+/**
+ * Refuses, before anything is created in it, a database holding any table (or view) the hub's
+ * migrations do not make: the hub's tables belong in a database of their own, and the copy must not
+ * leave its tables among someone else's.
+ */
+async function refuseForeignTables(options: CopyFromSqliteOptions): Promise<void> {
+  const pool = createPool({
+    url: options.url,
+    role: 'copy',
+    sync: 'full',
+    lockWaitMs: 10_000,
+    log: options.log,
+    max: 1,
+  });
+  try {
+    const { rows } = await pool.query<{ name: string; database: string }>(
+      `select case when n.nspname = 'public' then c.relname else n.nspname || '.' || c.relname end as name,
+        current_database() as database
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p', 'v', 'm', 'f') and n.nspname not in ('pg_catalog', 'information_schema')
+        and n.nspname not like 'pg_toast%' and n.nspname not like 'pg_temp%'
+      order by 1`,
+    );
+    const foreign = rows.map((r) => r.name).filter((name) => !HUB_TABLES.has(name));
+    if (foreign.length > 0)
+      throw new Error(
+        `the PostgreSQL database "${rows[0].database}" holds tables that are not the hub's (${foreign.slice(0, 10).join(', ')}${foreign.length > 10 ? ', …' : ''}): the hub's tables belong in a database of their own. Create an empty one (createdb) and copy into it; nothing was changed`,
+      );
+  } finally {
+    await pool.end();
+  }
+}
+
 async function copyAll(sqlite: Sqlite.Database, client: pg.PoolClient): Promise<CopyReport> {
   const present = await client.query<{
     n: number;
   }>(`select (select count(*) from callers) + (select count(*) from state_objects)
     + (select count(*) from messages) + (select count(*) from configuration_versions) + (select count(*) from package_logs)
     + (select count(*) from repository_packages) + (select coalesce(sum(seq), 0) from log_heads) as n`);
-  if (present.rows[0].n > 0) throw new Error('the PostgreSQL database is not empty: copy into a new database');
+  if (present.rows[0].n > 0)
+    throw new Error(
+      "the PostgreSQL database is not empty (it holds a hub's data): copy into a new, empty database (createdb); nothing was changed",
+    );
   const report: CopyReport = {};
   for (const { table, from, columns, values } of TABLES) {
     const rows = sqlite.prepare(from).all() as Row[];

@@ -20,7 +20,9 @@ export async function migratePostgres(db: Kysely<any>): Promise<{ applied: strin
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`PostgreSQL migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`, {
+    // No migration ran (the database could not be reached, or its migrations not read): not a migration's fault.
+    if (failed === undefined) throw error;
+    throw new Error(`PostgreSQL migration ${failed} failed: ${(error as Error).message ?? String(error)}`, {
       cause: error,
     });
   }
