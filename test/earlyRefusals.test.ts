@@ -176,7 +176,7 @@ function slowSender(hub: TestHub, total: number, headers: Record<string, string>
       if (socket.destroyed) return;
       if (result.sent >= total) {
         result.events.push('client sent all');
-        socket.end(chunked ? '0\r\n\r\n' : undefined);
+        socket.end(chunked ? '0\r\n\r\n' : '');
         return;
       }
       result.sent += piece.length;
