@@ -57,7 +57,7 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
 
   /** The metrics the console shows beside the process list; collected together, the database's share one read. */
   async function metricValues(): Promise<Map<string, MetricValue[]>> {
-    const read = await Promise.all(SHOWN_METRICS.map((name) => metrics.registry.getSingleMetric(name)?.get()));
+    const read = await Promise.all(SHOWN_METRICS.map(async (name) => metrics.registry.getSingleMetric(name)?.get()));
     return new Map(SHOWN_METRICS.map((name, i) => [name, (read[i]?.values ?? []) as MetricValue[]]));
   }
 }
