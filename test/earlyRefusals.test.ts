@@ -8,13 +8,23 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
 import { LINGER_BYTES } from '../src/http/lingeringClose.js';
-import { consumer, DEV_KEY, get, pkg, startTestHub } from './support/testHub.js';
-import type { TestHub } from './support/testHub.js';
+import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import type { CliProcess } from './support/hubCli.js';
+import { consumer, DEV_KEY, get, pkg, tempDir } from './support/testHub.js';
+
+type TestHub = CliProcess & { url: string };
 
 const ROUNDS = 20;
-/** Three times the 1 MiB default limit: the size that was refused by a reset 14 times in 20. */
-const OVERSIZED = JSON.stringify({ Name: 'Big', Value: 'x'.repeat(3 * 1024 * 1024) });
+const bodyOf = (mib: number) => JSON.stringify({ Name: 'Big', Value: 'x'.repeat(mib * 1024 * 1024) });
+/** Three times the 1 MiB default limit: the size that was refused by a reset 14 times in 20 (issue 30). */
+const OVERSIZED = bodyOf(3);
+/**
+ * More than loopback's socket buffers hold, so that the client is still writing when the hub answers
+ * (3 MB fit in them here): closing at once failed 9 of 20 such fetches with EPIPE before the fix.
+ */
+const LARGER_THAN_BUFFERS = bodyOf(16);
 
 interface Outcome {
   status: number | string;
@@ -57,12 +67,22 @@ async function rounds(send: () => Promise<Outcome>): Promise<Outcome[]> {
 
 describe('refusals before the body is read reach the client every time', () => {
   let hub: TestHub;
+  const dataDir = tempDir();
   beforeAll(async () => {
-    // No delay after a wrong key: twenty of them in a row would otherwise wait up to 3 s each.
-    hub = await startTestHub({ options: { authFailureStepMs: 0, authFailureMaxDelayMs: 0 } });
-  });
+    // A process of its own, as an operator runs it: in the test's process the client and the hub share
+    // one event loop, and the reset never came first. No delay after a wrong key: twenty of them in a
+    // row would otherwise wait up to 3 s each.
+    hub = await startHubProcess(dataDir, {
+      HUB_AUTH_FAILURE_STEP_MS: '0',
+      HUB_AUTH_FAILURE_MAX_DELAY_MS: '0',
+      HUB_AUTH_FAILURE_LIMIT: '1000000',
+    });
+  }, 120_000);
   afterAll(async () => {
-    await hub?.stop();
+    hub?.proc.kill('SIGTERM');
+    await hub?.exited;
+    killCliProcesses();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const nothingStored = async () => {
@@ -70,31 +90,37 @@ describe('refusals before the body is read reach the client every time', () => {
     expect(reply.json()).toEqual([]);
   };
 
-  it(`${ROUNDS} bodies of 3 MB in a row: each answered 413 with the JSON error, the connection closed`, async () => {
-    const outcomes = await rounds(() => push(hub, {}));
-    expect(outcomes).toEqual(
-      Array.from({ length: ROUNDS }, () => ({
-        status: 413,
-        body: { Message: 'The request body is too large.', Code: 'BodyTooLarge' },
-        connection: 'close',
-      })),
-    );
-    await nothingStored();
-  });
+  it.each([
+    ['3 MB', OVERSIZED],
+    ['16 MB', LARGER_THAN_BUFFERS],
+  ])(
+    `${ROUNDS} bodies of %s in a row: each answered 413 with the JSON error, the connection closed`,
+    async (_, body) => {
+      const outcomes = await rounds(() => push(hub, {}, DEV_KEY, body));
+      expect(outcomes).toEqual(
+        Array.from({ length: ROUNDS }, () => ({
+          status: 413,
+          body: { Message: 'The request body is too large.', Code: 'BodyTooLarge' },
+          connection: 'close',
+        })),
+      );
+      await nothingStored();
+    },
+  );
 
-  it(`${ROUNDS} compressed bodies of 3 MB: each answered 415`, async () => {
-    const outcomes = await rounds(() => push(hub, { 'Content-Encoding': 'gzip' }));
+  it(`${ROUNDS} compressed bodies of 16 MB: each answered 415`, async () => {
+    const outcomes = await rounds(() => push(hub, { 'Content-Encoding': 'gzip' }, DEV_KEY, LARGER_THAN_BUFFERS));
     expect(outcomes.map((o) => [o.status, (o.body as { Code?: string } | undefined)?.Code])).toEqual(
       Array.from({ length: ROUNDS }, () => [415, 'UnsupportedContentEncoding']),
     );
     await nothingStored();
   });
 
-  it(`${ROUNDS} bodies of 3 MB with a wrong key: each answered 403`, async () => {
-    const outcomes = await rounds(() => push(hub, {}, 'wrong-key'));
-    expect(outcomes.map((o) => [o.status, (o.body as { Code?: string } | undefined)?.Code])).toEqual(
-      Array.from({ length: ROUNDS }, () => [403, 'AccessDenied']),
-    );
+  it(`${ROUNDS} bodies of 16 MB with a wrong key: each answered 403, the connection kept and the body read`, async () => {
+    const outcomes = await rounds(() => push(hub, {}, 'wrong-key', LARGER_THAN_BUFFERS));
+    expect(
+      outcomes.map((o) => [o.status, (o.body as { Code?: string } | undefined)?.Code, o.connection === 'close']),
+    ).toEqual(Array.from({ length: ROUNDS }, () => [403, 'AccessDenied', false]));
     await nothingStored();
   });
 
@@ -106,20 +132,19 @@ describe('refusals before the body is read reach the client every time', () => {
   });
 
   it('a client that goes on sending after the 413 sends all of it unhindered; the hub closes once it has', async () => {
-    const client = await slowSender(hub, 3 * 1024 * 1024, { 'Content-Length': String(3 * 1024 * 1024) });
+    const client = await slowSender(hub, 16 * 1024 * 1024, { 'Content-Length': String(16 * 1024 * 1024) });
     expect(client.answer).toMatch(/^HTTP\/1\.1 413 .*"Code":"BodyTooLarge"}$/s);
     expect(client.answer).toMatch(/\r\nConnection: close\r\n/i);
     // Closing on the unread body made the kernel reset the connection: the client's writes failed (EPIPE).
     expect(client.error).toBeUndefined();
-    expect(client.sent).toBe(3 * 1024 * 1024);
-    expect(client.events).toEqual(['answer', 'hub closed its side', 'client sent all', 'closed']);
+    expect(client.sent).toBe(16 * 1024 * 1024);
   });
 
   it('a chunked body past the limit: 413, and the rest is read and discarded as well', async () => {
-    const client = await slowSender(hub, 3 * 1024 * 1024, { 'Transfer-Encoding': 'chunked' });
+    const client = await slowSender(hub, 16 * 1024 * 1024, { 'Transfer-Encoding': 'chunked' });
     expect(client.answer).toMatch(/^HTTP\/1\.1 413 .*"Code":"BodyTooLarge"}$/s);
     expect(client.error).toBeUndefined();
-    expect(client.events).toEqual(['answer', 'hub closed its side', 'client sent all', 'closed']);
+    expect(client.sent).toBe(16 * 1024 * 1024);
   });
 
   it(`a client that never stops sending is cut off after ${LINGER_BYTES / 1024 / 1024} MiB more`, async () => {
@@ -134,7 +159,6 @@ interface SlowSender {
   answer: string;
   sent: number;
   error: string | undefined;
-  events: string[];
 }
 
 /**
@@ -159,23 +183,15 @@ function slowSender(hub: TestHub, total: number, headers: Record<string, string>
     ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
     : piece;
   return new Promise((resolve) => {
-    const result: SlowSender = { answer: '', sent: 0, error: undefined, events: [] };
+    const result: SlowSender = { answer: '', sent: 0, error: undefined };
     const socket = net.connect({ host: '127.0.0.1', port: Number(url.port), allowHalfOpen: true });
-    socket.on('data', (chunk: Buffer) => {
-      if (!result.answer) result.events.push('answer');
-      result.answer += chunk.toString();
-    });
-    socket.on('end', () => result.events.push('hub closed its side'));
+    socket.on('data', (chunk: Buffer) => (result.answer += chunk.toString()));
     socket.on('error', (error: NodeJS.ErrnoException) => (result.error ??= error.code));
-    socket.on('close', () => {
-      result.events.push('closed');
-      resolve(result);
-    });
+    socket.on('close', () => resolve(result));
     socket.write(head);
     const writeMore = () => {
       if (socket.destroyed) return;
       if (result.sent >= total) {
-        result.events.push('client sent all');
         socket.end(chunked ? '0\r\n\r\n' : '');
         return;
       }
