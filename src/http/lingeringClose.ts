@@ -7,7 +7,7 @@
  * and `LINGER_BYTES`, and only then closes.
  */
 import type http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 
 /** How long a refused connection may keep sending its body after the answer (nginx: lingering_time 30 s). */
 export const LINGER_MS = 5_000;
@@ -27,29 +27,25 @@ export function lingerAfterAnswer(req: http.IncomingMessage): void {
   socket.destroySoon = () => linger(socket, req);
 }
 
+/** Node's own: ends the socket, and destroys it once what was written is out. */
+const { destroySoon } = net.Socket.prototype;
+
 function linger(socket: net.Socket, req: http.IncomingMessage): void {
-  if (socket.writable) socket.end();
-  if (req.complete || socket.destroyed) {
-    socket.destroy();
-    return;
-  }
+  if (req.complete || socket.destroyed) return destroySoon.call(socket);
+  socket.end();
   const readBefore = socket.bytesRead;
-  const close = () => {
-    clearTimeout(timer);
-    clearInterval(measure);
-    socket.destroy();
-  };
-  const timer = setTimeout(close, LINGER_MS);
+  // Past the time allowed, at once: a client that reads nothing may never let the answer out.
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   // A dumped request's body is dropped by the parser without 'data' events: the socket counts what it read.
   const measure = setInterval(() => {
-    if (socket.bytesRead - readBefore > LINGER_BYTES) close();
+    if (socket.bytesRead - readBefore > LINGER_BYTES) destroySoon.call(socket);
   }, MEASURE_MS);
   socket.once('close', () => {
     clearTimeout(timer);
     clearInterval(measure);
   });
   // The client's FIN: all it sent has been read.
-  socket.once('end', close);
+  socket.once('end', () => destroySoon.call(socket));
   // A body reader that gave up (raw-body past its limit, or a timeout) left the request paused: the
   // parser would stop reading the socket, and the unread bytes would reset it at close.
   req.resume();
