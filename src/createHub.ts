@@ -133,6 +133,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     await processes.start();
     started.push(() => processes.stop());
     servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);
+    await processes.listening(servers.hostUrls);
   } catch (error) {
     await stopStarted();
     throw error;

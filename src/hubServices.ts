@@ -24,6 +24,7 @@ import { PackageLogs } from './hub/packageLogs.js';
 import { PollGate } from './hub/pollGate.js';
 import type { HubStore } from './hub/ports/hubStore.js';
 import type { PollsElsewhere } from './hub/ports/pollsElsewhere.js';
+import type { HubProcessFigures } from './hub/ports/processes.js';
 import { ProcessRegistry } from './hub/processRegistry.js';
 import { Repository } from './hub/repository.js';
 import { Sentinels } from './hub/sentinels.js';
@@ -36,6 +37,17 @@ import { checkServable } from './http/server.js';
 import type { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
 import { HUB_VERSION } from './version.js';
+
+/** This process's own counts for its row of the process list: what its Prometheus metrics say. */
+async function processFigures(metrics: HubMetrics, notifier: WakeUps): Promise<HubProcessFigures> {
+  const total = async (name: string) =>
+    ((await metrics.registry.getSingleMetric(name)?.get())?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+  return {
+    waitingPolls: notifier.waitingCount,
+    requests: await total('hub_http_requests_total'),
+    authFailures: await total('hub_auth_failures_total'),
+  };
+}
 
 /** The domain services over `store`, and the timers they need (not started yet). */
 export async function createServices(
@@ -132,7 +144,10 @@ export async function createServices(
       (error) => logger.warn({ err: error }, 'failed authentication not counted in the database'),
     ),
     overview: new Overview(store.activity, descriptors, configuration),
-    processes: new ProcessRegistry(store.processes, () => notifier.waitingCount, HUB_VERSION, logger),
+    processes: new ProcessRegistry(store.processes, () => processFigures(metrics, notifier), HUB_VERSION, logger, {
+      heartbeatMs: options.processHeartbeatMs,
+      forgetMs: options.processForgetMs,
+    }),
   };
   const sweeper = new Sweeper(
     store.subscriptions,

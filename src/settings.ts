@@ -54,6 +54,10 @@ export interface HubOptions {
   databaseUrl?: string;
   /** PostgreSQL: how often the tail reader reads the logs without a notification (HUB_PG_POLL_MS). */
   pgPollMs: number;
+  /** How often a process rewrites its row of the process list (HUB_PROCESS_HEARTBEAT_MS). */
+  processHeartbeatMs: number;
+  /** A process silent this long leaves the process list (HUB_PROCESS_FORGET_MS): a killed one. */
+  processForgetMs: number;
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -92,6 +96,9 @@ const envSchema = z.object({
   HUB_TLS_KEY: z.string().min(1).optional(),
   HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
   HUB_PG_POLL_MS: integer(10).max(60_000).default(1000),
+  // At most 5 s: a process starting beside a running one tells it by a heartbeat younger than 15 s.
+  HUB_PROCESS_HEARTBEAT_MS: integer(100).max(5000).default(5000),
+  HUB_PROCESS_FORGET_MS: integer(1000).default(60_000),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -122,6 +129,8 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     lockWaitMs: 10_000,
     vacuumIntervalMs: 60_000,
     pgPollMs: 1000,
+    processHeartbeatMs: 5000,
+    processForgetMs: 60_000,
     ...overrides,
   };
 }
@@ -166,5 +175,7 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
     databaseUrl: e.HUB_DATABASE_URL,
     pgPollMs: e.HUB_PG_POLL_MS,
+    processHeartbeatMs: e.HUB_PROCESS_HEARTBEAT_MS,
+    processForgetMs: e.HUB_PROCESS_FORGET_MS,
   });
 }

@@ -1,7 +1,7 @@
 /**
  * The console's Server page lists the hub processes sharing the database (issue 22), in Debian's
  * Chromium: two hubs on one PostgreSQL database, the console served by the first, and a third row whose
- * process stopped heartbeating (written into `hub_processes` as a killed process leaves it).
+ * process stopped heartbeating 20 s ago (written into `hub_processes` as a killed process leaves it).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,8 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     const pool = testPool(database.url, 1);
     await pool.query(
       `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)
-       values ('gone', 'other-host', 4242, '0.0.1', 1, (extract(epoch from now()) * 1000)::bigint - 60000, 7)`,
+       values ('gone', 'other-host', 4242, '0.0.1', (extract(epoch from now()) * 1000)::bigint - 3600000,
+               (extract(epoch from now()) * 1000)::bigint - 20000, 7)`,
     );
     await pool.end();
     browser = await launchChromium();
@@ -58,6 +59,19 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     expect(gone).toContain('○ not answering');
     expect(gone).toContain('0.0.1');
     expect(gone).toContain('7');
+    // Each of ours says where it listens; the cards are the figures of the row marked as serving.
+    expect(ours.map((t) => [a.url, b.url].filter((url) => t.includes(url)).length)).toEqual([1, 1]);
+    const serving = ours.find((t) => t.includes('serving this page'))!;
+    expect(serving).toContain(a.url);
+    const card = async (name: string) =>
+      (await page.getByLabel('This process').locator('div', { hasText: name }).locator('dd').innerText()).trim();
+    const servingRow = rows.filter({ hasText: 'serving this page' });
+    const cell = async (label: string) => (await servingRow.locator(`td[data-label="${label}"]`).innerText()).trim();
+    // Read twice in a row: a refresh between the two reads changes both.
+    const agree = async () =>
+      (await card('Requests served')) === (await cell('Requests served')) &&
+      (await card('Refused authentications')) === (await cell('Refused authentications'));
+    await expect.poll(agree).toBe(true);
     await screenshot(page, 'server-processes', { narrow: true, fullPage: true });
   });
 });

@@ -124,6 +124,9 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
       version: 'x',
       startedMs: now - 60_000,
       waitingPolls: 0,
+      addresses: [],
+      requests: 0,
+      authFailures: 0,
     };
     await b.processes.heartbeat(running);
     try {

@@ -1,7 +1,8 @@
 /**
  * The hub processes sharing a store (`GET management/server/processes`, hub/processRegistry.ts): on
  * SQLite the one process; on PostgreSQL every process that heartbeats into the database, a silent one
- * shown as not alive, one silent for long removed, one stopped cleanly gone.
+ * shown as not alive, one silent for a minute (HUB_PROCESS_FORGET_MS) no longer listed and removed, one
+ * stopped cleanly gone. test/processListNginx.test.ts has the same behind nginx.
  */
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,18 +42,36 @@ describe('the process list on SQLite', () => {
     expect(only).toMatchObject({
       Host: os.hostname(),
       Pid: process.pid,
+      Addresses: [hub.url],
       Version: HUB_VERSION,
       Alive: true,
       WaitingLongPolls: 1,
+      AuthFailures: 0,
       Self: true,
     });
+    expect(only.RequestsTotal).toBeGreaterThan(0);
     expect(Date.parse(only.StartedAt)).toBeLessThanOrEqual(Date.parse(only.LastHeartbeat));
     await get(hub, 'consumer/SendMessage', consumer('Sender'), { scope: 'All', key: 'K', data: '1' });
     expect((await poll).status).toBe(200);
   });
 
-  it('needs a management credential', async () => {
+  it("counts this process's requests and refused authentications, as the status's cards do", async () => {
+    const before = (await processes(hub))[0];
     expect((await get(hub, 'management/server/processes', consumer())).status).toBe(403);
+    const after = (await processes(hub))[0];
+    // The 403 and the first list were answered in between.
+    expect(after.RequestsTotal).toBe(before.RequestsTotal + 2);
+    expect(after.AuthFailures).toBe(before.AuthFailures + 1);
+    const status = (await get(hub, 'management/server/status', admin)).json<Record<string, unknown>>();
+    const [self] = status.Processes as HubProcessRecord[];
+    expect(status).toMatchObject({
+      Version: self.Version,
+      StartedAt: self.StartedAt,
+      RequestsTotal: self.RequestsTotal,
+      AuthFailures: self.AuthFailures,
+      WaitingLongPolls: self.WaitingLongPolls,
+    });
+    expect(self.RequestsTotal).toBe(after.RequestsTotal + 1);
   });
 });
 
@@ -98,23 +117,28 @@ describe.skipIf(!server.available)('the process list on PostgreSQL', () => {
            values ($1, 'elsewhere', 4242, '0.0.1', 1, (extract(epoch from now()) * 1000)::bigint - $2, 3)`,
           [id, silentMs],
         );
-      await insert('silent-for-a-minute', 60_000);
-      await insert('silent-for-an-hour', 3_600_000);
+      await insert('silent-for-20-s', 20_000);
+      await insert('silent-for-2-minutes', 120_000);
       const listed = await processes(a);
-      expect(listed.find((p) => p.Id === 'silent-for-a-minute')).toMatchObject({
+      // A row written by a process of the version before the addresses and counts: none of them.
+      expect(listed.find((p) => p.Id === 'silent-for-20-s')).toMatchObject({
         Host: 'elsewhere',
         Pid: 4242,
+        Addresses: [],
         Alive: false,
         WaitingLongPolls: 3,
+        RequestsTotal: 0,
         Self: false,
       });
-      // The next heartbeat of any process (a start is one) removes rows silent for 10 minutes.
+      // Silent for longer than HUB_PROCESS_FORGET_MS (1 minute): no longer listed…
+      expect(listed.map((p) => p.Id)).not.toContain('silent-for-2-minutes');
+      // …and removed by the next heartbeat of any process (a start is one).
       const c = await startTestHub({ options: { databaseUrl: database.url } });
       const cId = (await processes(c)).find((p) => p.Self)!.Id;
-      const ids = (await processes(a)).map((p) => p.Id);
-      expect(ids).toContain('silent-for-a-minute');
-      expect(ids).toContain(cId);
-      expect(ids).not.toContain('silent-for-an-hour');
+      expect((await processes(a)).map((p) => p.Id)).toContain(cId);
+      const { rows } = await pool.query<{ id: string }>('select id from hub_processes order by id');
+      expect(rows.map((r) => r.id)).toContain('silent-for-20-s');
+      expect(rows.map((r) => r.id)).not.toContain('silent-for-2-minutes');
       await c.stop();
       expect((await processes(a)).map((p) => p.Id)).not.toContain(cId);
     } finally {

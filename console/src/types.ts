@@ -1,3 +1,5 @@
+import type { HubProcessRecord } from '../../src/http/management/records.js';
+
 /** The hub's wire records, as docs/api.md gives them. */
 export interface StateObject {
   SentinelName: string;
@@ -105,6 +107,8 @@ export interface ServerStatus {
   MessageSubscriptions: number;
   StateObjectSubscriptions: number;
   License: License;
+  /** Every process, the one that answered (whose figures are the ones above) marked `Self`. */
+  Processes: HubProcessRecord[];
 }
 
 /** One row of `management/server/processes`: the server's definition, shared (types only). */

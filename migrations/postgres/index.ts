@@ -7,6 +7,7 @@ import * as pollOrder from './0005_poll_order.js';
 import * as authFailures from './0006_auth_failures.js';
 import * as hubProcesses from './0007_hub_processes.js';
 import * as credentialCounts from './0008_credential_counts.js';
+import * as processFigures from './0009_process_figures.js';
 
 /**
  * PostgreSQL's migrations (never SQLite's list: each engine has its own), by name; names sort in the
@@ -21,4 +22,5 @@ export const postgresMigrations: Record<string, Migration> = {
   '0006_auth_failures': authFailures,
   '0007_hub_processes': hubProcesses,
   '0008_credential_counts': credentialCounts,
+  '0009_process_figures': processFigures,
 };

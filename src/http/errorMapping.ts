@@ -6,6 +6,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { type ErrorCode, HubError, hubError } from '../errors.js';
 import { ConfigurationError } from '../config/validate.js';
+import { lingerAfterAnswer } from './lingeringClose.js';
 
 export const ERROR_STATUS = {
   MissingParameter: 400,
@@ -143,6 +144,8 @@ export function errorMapping(logger: Logger): Middleware {
       ctx.status = answer.status;
       ctx.body = answer.body;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      // A refusal that closes the connection before its body was read reads the rest first (lingeringClose.ts).
+      if (ctx.response.get('Connection') === 'close') lingerAfterAnswer(ctx.req);
     }
   };
 }

@@ -141,12 +141,14 @@ const management: Operation[] = [
   {
     method: 'get',
     path: `${m}/server/status`,
-    summary: 'Version, start time, uptime, waiting long-polls, request and record counts (for the console).',
+    summary:
+      "The answering process's version, start, uptime and own counts, the database's counts, and the process list, in one answer (for the console).",
   },
   {
     method: 'get',
     path: `${m}/server/processes`,
-    summary: 'The hub processes sharing the database: host, pid, version, alive, waiting long-polls (for the console).',
+    summary:
+      'The hub processes sharing the database: addresses, host, pid, version, alive, and its own counts for each (for the console).',
   },
   {
     method: 'get',

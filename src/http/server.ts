@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import type { Logger } from 'pino';
 import { ConfigurationError } from '../config/validate.js';
 import type { HubError } from '../errors.js';
@@ -26,6 +27,8 @@ const LISTEN_BACKLOG = 4096;
 export interface HttpServers {
   /** Every address served, one per listen address (grouped by host and port). */
   readonly urls: string[];
+  /** The same, a wildcard host named by this machine's host name: where another machine reaches it. */
+  readonly hostUrls: string[];
   /** The port of the first listen address (the one the OS chose when it was 0). */
   readonly port: number;
   /**
@@ -137,9 +140,9 @@ function listen(server: http.Server, address: ListenAddress): Promise<void> {
   });
 }
 
-const shownUrl = (address: ListenAddress, port: number) => {
+const shownUrl = (address: ListenAddress, port: number, wildcardHost = 'localhost') => {
   const { host } = address;
-  const shownHost = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  const shownHost = host === undefined || host === '0.0.0.0' || host === '::' ? wildcardHost : host;
   return `${address.protocol}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}${address.prefix}`;
 };
 
@@ -164,6 +167,7 @@ export async function serveHttp(
   }
   const servers: http.Server[] = [];
   const urls: string[] = [];
+  const hostUrls: string[] = [];
   try {
     for (const group of groups.values()) {
       const prefixes = group.map((a) => a.prefix);
@@ -176,7 +180,10 @@ export async function serveHttp(
       configureServer(server, options, logger);
       await listen(server, group[0]);
       const port = (server.address() as AddressInfo).port;
-      for (const a of group) urls.push(shownUrl(a, port));
+      for (const a of group) {
+        urls.push(shownUrl(a, port));
+        hostUrls.push(shownUrl(a, port, os.hostname()));
+      }
     }
   } catch (error) {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
@@ -184,6 +191,7 @@ export async function serveHttp(
   }
   return {
     urls,
+    hostUrls,
     port: (servers[0].address() as AddressInfo).port,
     close: async (whileClosing) => {
       const closed = Promise.all(

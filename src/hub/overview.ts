@@ -13,8 +13,6 @@ export const CONNECTED_WITHIN_MS = 150_000;
 const keyOf = (sentinelName: string, packageName: string) => `${sentinelName}\u0000${packageName}`;
 
 export class Overview {
-  readonly startedAt = Date.now();
-
   constructor(
     private readonly store: ActivityStore,
     private readonly declared: Descriptors,

@@ -3,20 +3,31 @@ import { management } from '../api';
 import { ErrorAlert, Num, Page, Time, useLoad } from '../components';
 import { formatDuration, formatNumber } from '../format';
 import type { OverviewSentinel, ServerStatus } from '../types';
+import { allProcesses } from './ServerProcesses';
 
 const REFRESH_MS = 5000;
 
-/** Requests per second between two readings of the hub's request counter. */
-function useRate(total: number | undefined, at: string | undefined): number | undefined {
-  const previous = useRef<{ total: number; at: number } | undefined>(undefined);
+/**
+ * Requests per second over every process answering: each process's own counter between two of its
+ * readings (the serving process's now, another's at its heartbeat), summed. Successive refreshes may
+ * be served by different processes behind a load balancer; a counter is only ever compared with itself.
+ */
+function useRate(status: ServerStatus | undefined): number | undefined {
+  const previous = useRef(new Map<string, { total: number; at: number; rate?: number }>());
   const [rate, setRate] = useState<number | undefined>(undefined);
   useEffect(() => {
-    if (total === undefined || !at) return;
-    const now = Date.parse(at);
-    const last = previous.current;
-    if (last && now > last.at) setRate((total - last.total) / ((now - last.at) / 1000));
-    previous.current = { total, at: now };
-  }, [total, at]);
+    if (!status) return;
+    const readings = new Map<string, { total: number; at: number; rate?: number }>();
+    for (const p of status.Processes.filter((process) => process.Alive)) {
+      const at = Date.parse(p.Self ? status.Now : p.LastHeartbeat);
+      const last = previous.current.get(p.Id);
+      const rate = last && at > last.at ? (p.RequestsTotal - last.total) / ((at - last.at) / 1000) : last?.rate;
+      readings.set(p.Id, last && at <= last.at ? last : { total: p.RequestsTotal, at, rate });
+    }
+    previous.current = readings;
+    const rates = [...readings.values()].map((r) => r.rate);
+    if (rates.some((r) => r !== undefined)) setRate(rates.reduce<number>((sum, r) => sum + (r ?? 0), 0));
+  }, [status]);
   return rate;
 }
 
@@ -29,11 +40,12 @@ export function Overview() {
   const overview = useLoad(() => management<{ Sentinels: OverviewSentinel[] }>('overview'), [tick]);
   const status = useLoad(() => management<ServerStatus>('server/status'), [tick]);
   const s = status.data;
-  const rate = useRate(s?.RequestsTotal, s?.Now);
+  const rate = useRate(s);
+  const all = s ? allProcesses(s.Processes) : undefined;
   return (
     <Page title="Overview">
       <ErrorAlert error={overview.error ?? status.error} />
-      {s ? (
+      {s && all ? (
         <dl class="stats" aria-label="Server">
           <div>
             <dt>Version</dt>
@@ -45,14 +57,23 @@ export function Overview() {
               {s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}
             </dd>
           </div>
-          <div>
-            <dt>Uptime</dt>
-            <dd>{formatDuration(s.UptimeSeconds)}</dd>
-          </div>
+          {all.listed > 1 ? (
+            <div>
+              <dt>Processes answering</dt>
+              <dd>
+                <Num value={all.alive} />
+              </dd>
+            </div>
+          ) : (
+            <div>
+              <dt>Uptime</dt>
+              <dd>{formatDuration(s.UptimeSeconds)}</dd>
+            </div>
+          )}
           <div>
             <dt>Waiting long-polls</dt>
             <dd>
-              <Num value={s.WaitingLongPolls} />
+              <Num value={all.waitingLongPolls} />
             </dd>
           </div>
           <div>

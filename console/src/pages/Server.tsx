@@ -1,9 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { authenticationHeaders, HubFailure, hubUrl, management } from '../api';
 import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
 import { formatDuration } from '../format';
 import type { License, ServerStatus } from '../types';
-import { ServerProcesses } from './ServerProcesses';
+import { allProcesses, processName, ServerProcesses } from './ServerProcesses';
 
 interface OpenApiOperation {
   tags: string[];
@@ -140,15 +140,29 @@ function ApiReference() {
   );
 }
 
+const REFRESH_MS = 5000;
+
 export function Server() {
-  const status = useLoad(() => management<ServerStatus>('server/status'));
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  // One answer for the cards and the table: both describe the process that served it.
+  const status = useLoad(() => management<ServerStatus>('server/status'), [tick]);
   const s = status.data;
+  const self = s?.Processes.find((p) => p.Self);
+  const all = s ? allProcesses(s.Processes) : undefined;
   return (
     <Page title="Server">
       <ErrorAlert error={status.error} />
-      {s ? (
+      {s && self && all ? (
         <>
-          <dl class="stats" aria-label="Server status">
+          <h2>This process</h2>
+          <p class="muted" aria-label="Served by">
+            The process that served this page: {processName(self)}, marked in the table below.
+          </p>
+          <dl class="stats" aria-label="This process">
             <div>
               <dt>Version</dt>
               <dd>{s.Version}</dd>
@@ -182,6 +196,32 @@ export function Server() {
               </dd>
             </div>
             <div>
+              <dt>Dropped messages</dt>
+              <dd>
+                <Num value={s.DroppedMessages} />
+              </dd>
+            </div>
+          </dl>
+          <h2>The whole hub</h2>
+          <p class="muted">
+            Processes and long-polls summed over the processes answering; the rest is the database's, the same from
+            every process.
+          </p>
+          <dl class="stats" aria-label="The whole hub">
+            <div>
+              <dt>Processes answering</dt>
+              <dd>
+                <Num value={all.alive} />
+                {all.listed > all.alive ? <span class="muted small"> of {all.listed}</span> : null}
+              </dd>
+            </div>
+            <div>
+              <dt>Waiting long-polls, all processes</dt>
+              <dd>
+                <Num value={all.waitingLongPolls} />
+              </dd>
+            </div>
+            <div>
               <dt>StateObjects</dt>
               <dd>
                 <Num value={s.StateObjects} />
@@ -191,12 +231,6 @@ export function Server() {
               <dt>Queued messages</dt>
               <dd>
                 <Num value={s.QueuedMessages} />
-              </dd>
-            </div>
-            <div>
-              <dt>Dropped messages</dt>
-              <dd>
-                <Num value={s.DroppedMessages} />
               </dd>
             </div>
             <div>
@@ -212,7 +246,7 @@ export function Server() {
               </dd>
             </div>
           </dl>
-          <ServerProcesses />
+          <ServerProcesses processes={s.Processes} />
           <h2>License</h2>
           <p>
             {s.License.Edition} for {s.License.Licensee}

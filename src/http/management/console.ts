@@ -5,6 +5,7 @@
 import type Router from '@koa/router';
 import { serializeConfiguration } from '../../config/xmlFile.js';
 import type { HubServices, HubState } from '../context.js';
+import type { HubProcess } from '../../hub/processRegistry.js';
 import type { HubProcessRecord } from './records.js';
 
 interface MetricValue {
@@ -26,43 +27,56 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
     ctx.type = 'application/xml; charset=utf-8';
     ctx.body = serializeConfiguration(services.configuration.current);
   });
+  // One answer, one process: the cards' figures of the answering process are its row's, read together.
   router.get('/server/status', async (ctx) => {
-    const values = new Map<string, MetricValue[]>();
-    for (const metric of await metrics.registry.getMetricsAsJSON())
-      values.set(metric.name, metric.values as MetricValue[]);
+    const [list, values] = await Promise.all([processes.list(), metricValues()]);
+    const self = list.find((p) => p.self) as HubProcess;
     const sum = (name: string, where: (v: MetricValue) => boolean = () => true) =>
       (values.get(name) ?? []).filter(where).reduce((total, v) => total + v.value, 0);
     const now = Date.now();
     ctx.body = {
-      Version: services.version,
-      StartedAt: new Date(overview.startedAt).toISOString(),
-      UptimeSeconds: Math.floor((now - overview.startedAt) / 1000),
-      Now: new Date(now).toISOString(),
-      WaitingLongPolls: sum('hub_waiting_long_polls'),
-      RequestsTotal: sum('hub_http_requests_total'),
-      AuthFailures: sum('hub_auth_failures_total'),
+      Version: self.version,
+      StartedAt: iso(self.startedMs),
+      UptimeSeconds: Math.floor((now - self.startedMs) / 1000),
+      Now: iso(now),
+      WaitingLongPolls: self.waitingPolls,
+      RequestsTotal: self.requests,
+      AuthFailures: self.authFailures,
+      DroppedMessages: sum('hub_dropped_messages_total'),
       StateObjects: sum('hub_state_objects'),
       QueuedMessages: sum('hub_queued_messages'),
-      DroppedMessages: sum('hub_dropped_messages_total'),
       MessageSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'messages'),
       StateObjectSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'state_objects'),
       License: await management.license.record(),
+      Processes: list.map(processRecord),
     };
   });
   router.get('/server/processes', async (ctx) => {
-    const iso = (ms: number) => new Date(ms).toISOString();
-    ctx.body = {
-      Processes: (await processes.list()).map((p): HubProcessRecord => ({
-        Id: p.id,
-        Host: p.host,
-        Pid: p.pid,
-        Version: p.version,
-        StartedAt: iso(p.startedMs),
-        LastHeartbeat: iso(p.heartbeatMs),
-        Alive: p.alive,
-        WaitingLongPolls: p.waitingPolls,
-        Self: p.self,
-      })),
-    };
+    ctx.body = { Processes: (await processes.list()).map(processRecord) };
   });
+
+  /** The metrics the console shows beside the process list; collected together, the database's share one read. */
+  async function metricValues(): Promise<Map<string, MetricValue[]>> {
+    const read = await Promise.all(SHOWN_METRICS.map(async (name) => metrics.registry.getSingleMetric(name)?.get()));
+    return new Map(SHOWN_METRICS.map((name, i) => [name, (read[i]?.values ?? []) as MetricValue[]]));
+  }
 }
+
+const SHOWN_METRICS = ['hub_dropped_messages_total', 'hub_state_objects', 'hub_queued_messages', 'hub_subscriptions'];
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const processRecord = (p: HubProcess): HubProcessRecord => ({
+  Id: p.id,
+  Host: p.host,
+  Pid: p.pid,
+  Addresses: p.addresses,
+  Version: p.version,
+  StartedAt: iso(p.startedMs),
+  LastHeartbeat: iso(p.heartbeatMs),
+  Alive: p.alive,
+  WaitingLongPolls: p.waitingPolls,
+  RequestsTotal: p.requests,
+  AuthFailures: p.authFailures,
+  Self: p.self,
+});

@@ -9,10 +9,16 @@ export interface HubProcessRecord {
   Id: string;
   Host: string;
   Pid: number;
+  /** Where it serves: its listen addresses, a wildcard host named by its machine's host name. */
+  Addresses: string[];
   Version: string;
   StartedAt: string;
   LastHeartbeat: string;
   Alive: boolean;
+  /** Its own counts: the answering process's now, another's as of its last heartbeat. */
   WaitingLongPolls: number;
+  RequestsTotal: number;
+  AuthFailures: number;
+  /** The process that answered this request. */
   Self: boolean;
 }

@@ -6,15 +6,25 @@
  * the registry's list (hub/processRegistry.ts) are derived from them.
  */
 
+/** A process's own counts, as of its last heartbeat (its Prometheus figures: each process counts its own). */
+export interface HubProcessFigures {
+  waitingPolls: number;
+  /** HTTP requests answered since its start. */
+  requests: number;
+  /** Refused authentications since its start. */
+  authFailures: number;
+}
+
 /** What a process says of itself at each heartbeat. */
-export interface HubProcessReport {
+export interface HubProcessReport extends HubProcessFigures {
   /** Random per start: a restarted process is a new row. */
   id: string;
   host: string;
   pid: number;
+  /** Where it serves (`http://host:port/prefix`, a wildcard host named by the machine's host name); empty before it listens. */
+  addresses: string[];
   version: string;
   startedMs: number;
-  waitingPolls: number;
 }
 
 /** A process's row as the store keeps it: its last report, stamped with the store's time. */
@@ -32,8 +42,8 @@ export interface HubProcessRow extends StoredHubProcess {
 export interface ProcessRegistryStore {
   /** Writes (inserts or replaces) this process's row with the heartbeat time now. */
   heartbeat(report: HubProcessReport): Promise<void>;
-  /** Every row, oldest start first. */
-  list(): Promise<HubProcessRow[]>;
+  /** Every row that heartbeat within `silentMs`, oldest start first. */
+  list(silentMs: number): Promise<HubProcessRow[]>;
   /** Removes the row of `id` (a process stopping cleanly) and those silent for longer than `silentMs`. */
   remove(id: string | undefined, silentMs: number): Promise<void>;
 }

@@ -16,18 +16,22 @@ export class PostgresProcessRegistryStore implements ProcessRegistryStore {
   async heartbeat(r: HubProcessReport): Promise<void> {
     await query(
       this.pool,
-      `insert into hub_processes (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls)
-       values ($1, $2, $3, $4, $5, ${NOW_MS}, $6)
-       on conflict (id) do update set heartbeat_ms = excluded.heartbeat_ms, waiting_polls = excluded.waiting_polls`,
-      [r.id, r.host, r.pid, r.version, r.startedMs, r.waitingPolls],
+      `insert into hub_processes
+         (id, host, pid, version, started_ms, heartbeat_ms, waiting_polls, addresses, requests, auth_failures)
+       values ($1, $2, $3, $4, $5, ${NOW_MS}, $6, $7, $8, $9)
+       on conflict (id) do update set heartbeat_ms = excluded.heartbeat_ms, waiting_polls = excluded.waiting_polls,
+         addresses = excluded.addresses, requests = excluded.requests, auth_failures = excluded.auth_failures`,
+      [r.id, r.host, r.pid, r.version, r.startedMs, r.waitingPolls, r.addresses, r.requests, r.authFailures],
     );
   }
 
-  async list(): Promise<HubProcessRow[]> {
+  async list(silentMs: number): Promise<HubProcessRow[]> {
     const rows = await query<HubProcessesTable & { age_ms: number }>(
       this.pool,
-      `select id, host, pid, version, started_ms, heartbeat_ms, ${NOW_MS} - heartbeat_ms as age_ms, waiting_polls
-       from hub_processes order by started_ms, id`,
+      `select id, host, pid, version, started_ms, heartbeat_ms, ${NOW_MS} - heartbeat_ms as age_ms, waiting_polls,
+         addresses, requests, auth_failures
+       from hub_processes where heartbeat_ms >= ${NOW_MS} - $1 order by started_ms, id`,
+      [silentMs],
     );
     return rows.map((r) => ({
       id: r.id,
@@ -38,6 +42,9 @@ export class PostgresProcessRegistryStore implements ProcessRegistryStore {
       heartbeatMs: r.heartbeat_ms,
       heartbeatAgeMs: Math.max(0, r.age_ms),
       waitingPolls: r.waiting_polls,
+      addresses: r.addresses,
+      requests: r.requests,
+      authFailures: r.auth_failures,
     }));
   }
 

@@ -17,9 +17,10 @@ export class SqliteProcessRegistryStore implements ProcessRegistryStore {
     return Promise.resolve();
   }
 
-  list(): Promise<HubProcessRow[]> {
+  list(silentMs: number): Promise<HubProcessRow[]> {
     const self = this.#self;
-    return Promise.resolve(self ? [{ ...self, heartbeatAgeMs: Date.now() - self.heartbeatMs }] : []);
+    const ageMs = self ? Date.now() - self.heartbeatMs : 0;
+    return Promise.resolve(self && ageMs <= silentMs ? [{ ...self, heartbeatAgeMs: ageMs }] : []);
   }
 
   remove(id: string | undefined): Promise<void> {
