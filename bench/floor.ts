@@ -46,7 +46,12 @@ export interface FloorSettings {
   idleDevices: number;
   /** An older build's dist directory to measure beside the current one, or undefined. */
   before?: string;
+  /** Some of the measures only: push, wake, fanout-msg, fanout-so, memory. */
+  only?: string[];
 }
+
+/** Node options for the current build's hub only (BENCH_HUB_NODE_ARGS, e.g. `--cpu-prof`): to profile it in place. */
+const hubNodeArgs = () => process.env.BENCH_HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 /** One figure of one subject: its median and the one-minute load average when it was measured. */
 export interface Figure {
@@ -58,14 +63,17 @@ export interface Figure {
 export interface FloorRow {
   what: string;
   unit: string;
-  /** By subject: 'hub', 'before' (the older build), 'koa', 'node' (bare Node), 'nchan'. */
+  /** By subject: 'hub', 'before' (the older build), 'koa', 'commit' (bare Koa + the push's commit), 'node' (bare Node), 'nchan'. */
   figures: Partial<Record<Subject, Figure>>;
   /** Medians of the per-turn ratios of the hub (and of the older build) to each baseline. */
-  ratios: Partial<Record<`${'hub' | 'before'}/${'koa' | 'node' | 'nchan'}`, number>>;
+  ratios: Partial<Record<`${'hub' | 'before'}/${Baseline}`, number>>;
+  /** Issue 33's goal: the hub's ratio to `against` at most `max`. */
+  goal?: { against: Baseline; max: number };
   note?: string;
 }
 
-export type Subject = 'hub' | 'before' | 'koa' | 'node' | 'nchan';
+type Baseline = 'koa' | 'commit' | 'node' | 'nchan';
+export type Subject = 'hub' | 'before' | 'koa' | 'commit' | 'node' | 'nchan';
 
 export const loadAverage = () => Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 const round = (v: number, places = 2) => Math.round(v * 10 ** places) / 10 ** places;
@@ -232,7 +240,7 @@ async function untilWaiting(subject: LongPollSubject, n: number): Promise<void> 
 /** Median over turns of per-turn ratios a/b. */
 const ratioOf = (a: number[], b: number[]) => round(median(a.map((x, i) => x / b[i])));
 
-function ratiosAgainst(values: Partial<Record<Subject, number[]>>, baselines: ('koa' | 'node' | 'nchan')[]) {
+function ratiosAgainst(values: Partial<Record<Subject, number[]>>, baselines: Baseline[]) {
   const ratios: FloorRow['ratios'] = {};
   for (const side of ['hub', 'before'] as const) {
     const mine = values[side];
@@ -251,7 +259,8 @@ const rotated = <T>(items: T[], turn: number) => items.map((_, i) => items[(i + 
 /** CPU per push: 64 closed-loop clients for 3 s per subject per turn; server CPU (µs) per request. */
 async function cpuPerPush(settings: FloorSettings, nchan: Nchan | undefined): Promise<FloorRow> {
   const koa = await startBareKoa();
-  const hub = await startHubProcess({ HUB_SYNC: 'normal' });
+  const commit = await startBareKoa('commit');
+  const hub = await startHubProcess({ HUB_SYNC: 'normal' }, hubNodeArgs());
   const before = settings.before ? await startHubProcess({ HUB_SYNC: 'normal' }, [], settings.before) : undefined;
   const subjects: {
     name: Subject;
@@ -259,6 +268,7 @@ async function cpuPerPush(settings: FloorSettings, nchan: Nchan | undefined): Pr
     request: (n: number) => { path: string; method: 'GET' | 'POST'; body?: string };
   }[] = [
     { name: 'koa', server: koa, request: () => ({ method: 'GET', path: '/rest/platform/PushStateObject' }) },
+    { name: 'commit', server: commit, request: (n) => ({ method: 'GET', path: pushPath(n) }) },
     { name: 'hub', server: hub, request: (n) => ({ method: 'GET', path: pushPath(n) }) },
   ];
   if (before) subjects.push({ name: 'before', server: before, request: (n) => ({ method: 'GET', path: pushPath(n) }) });
@@ -293,7 +303,8 @@ async function cpuPerPush(settings: FloorSettings, nchan: Nchan | undefined): Pr
     what: 'CPU per push (server side, 64 clients)',
     unit: 'µs',
     figures: figures(values, loads, 1),
-    ratios: ratiosAgainst(values, ['koa', 'nchan']),
+    ratios: ratiosAgainst(values, ['koa', 'commit', 'nchan']),
+    goal: { against: 'koa', max: 1.2 },
   };
 }
 
@@ -315,7 +326,7 @@ async function longPollSubjects(
   kind: 'so' | 'msg',
   nchan: Nchan | undefined,
 ): Promise<Started> {
-  const hub = await startHubProcess({ HUB_SYNC: 'normal' });
+  const hub = await startHubProcess({ HUB_SYNC: 'normal' }, hubNodeArgs());
   const subjects = [hubSubject('hub', hub, kind)];
   if (settings.before)
     subjects.push(hubSubject('before', await startHubProcess({ HUB_SYNC: 'normal' }, [], settings.before), kind));
@@ -370,6 +381,7 @@ async function wakeUp(settings: FloorSettings, nchan: Nchan | undefined): Promis
     unit: 'ms',
     figures: figures(at(p), loads, 2),
     ratios: ratiosAgainst(at(p), ['node', 'nchan']),
+    goal: p === 50 ? { against: 'nchan' as const, max: 1.5 } : undefined,
   }));
 }
 
@@ -416,6 +428,7 @@ async function fanOut(settings: FloorSettings, kind: 'so' | 'msg', nchan: Nchan 
     unit: 'ms',
     figures: figures(values, loads, 1),
     ratios: ratiosAgainst(values, ['node', 'nchan']),
+    goal: { against: 'nchan', max: 1.2 },
   };
 }
 
@@ -464,6 +477,7 @@ async function idleMemory(settings: FloorSettings, nchan: boolean): Promise<Floo
     unit: 'KB',
     figures: figures(values, loads, 1),
     ratios: ratiosAgainst(values, ['node', 'nchan']),
+    goal: { against: 'nchan', max: 1 },
   };
 }
 
@@ -484,14 +498,16 @@ export async function floorTable(settings: FloorSettings, log: (row: FloorRow) =
       await nchan?.stop();
     }
   };
-  await withNchan((nchan) => cpuPerPush(settings, nchan));
-  await withNchan((nchan) => wakeUp(settings, nchan));
-  await withNchan((nchan) => fanOut(settings, 'msg', nchan));
-  await withNchan((nchan) => fanOut(settings, 'so', nchan));
-  await withNchan((nchan) => {
-    const available = nchan !== undefined;
-    // idleMemory starts an nginx of its own per turn.
-    return nchan?.stop().then(() => idleMemory(settings, available)) ?? idleMemory(settings, false);
-  });
+  const runs = (name: string) => !settings.only || settings.only.includes(name);
+  if (runs('push')) await withNchan((nchan) => cpuPerPush(settings, nchan));
+  if (runs('wake')) await withNchan((nchan) => wakeUp(settings, nchan));
+  if (runs('fanout-msg')) await withNchan((nchan) => fanOut(settings, 'msg', nchan));
+  if (runs('fanout-so')) await withNchan((nchan) => fanOut(settings, 'so', nchan));
+  if (runs('memory'))
+    await withNchan((nchan) => {
+      const available = nchan !== undefined;
+      // idleMemory starts an nginx of its own per turn.
+      return nchan?.stop().then(() => idleMemory(settings, available)) ?? idleMemory(settings, false);
+    });
   return rows;
 }

@@ -87,9 +87,13 @@ export async function startHubProcess(
   return { url, pid: proc.pid as number, stop: stopper(proc) };
 }
 
-export async function startBareKoa(): Promise<Server> {
+/** bench/bareKoa.ts: 204 to everything, or with `commit` 204 once the request's push is committed. */
+export async function startBareKoa(mode: 'plain' | 'commit' = 'plain'): Promise<Server> {
   const proc = owned(
-    spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts', ...(mode === 'commit' ? ['commit'] : [])], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
   const url = await waitForListening(proc, /bare koa listening on (http:\/\/\S+)/);
   return { url, pid: proc.pid as number, stop: stopper(proc) };
