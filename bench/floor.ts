@@ -72,7 +72,7 @@ export interface FloorRow {
   note?: string;
 }
 
-type Baseline = 'koa' | 'commit' | 'node' | 'nchan';
+type Baseline = 'koa' | 'commit' | 'node' | 'nchan' | 'before';
 export type Subject = 'hub' | 'before' | 'koa' | 'commit' | 'node' | 'nchan';
 
 export const loadAverage = () => Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
@@ -242,6 +242,8 @@ const ratioOf = (a: number[], b: number[]) => round(median(a.map((x, i) => x / b
 
 function ratiosAgainst(values: Partial<Record<Subject, number[]>>, baselines: Baseline[]) {
   const ratios: FloorRow['ratios'] = {};
+  // The current build against the older one, turn by turn, when both ran.
+  if (values.hub && values.before) ratios['hub/before'] = ratioOf(values.hub, values.before);
   for (const side of ['hub', 'before'] as const) {
     const mine = values[side];
     if (!mine) continue;
@@ -413,7 +415,7 @@ async function fanOut(settings: FloorSettings, kind: 'so' | 'msg', nchan: Nchan 
   }
   const values: Partial<Record<Subject, number[]>> = {};
   const loads: number[] = [];
-  const rounds = Math.max(settings.turns * 2, 5);
+  const rounds = Math.max(settings.turns * 4, 5);
   for (let k = 0; k < rounds; k++) {
     loads.push(loadAverage());
     for (const { subject, round } of rotated(running, k)) {

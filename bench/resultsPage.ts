@@ -47,6 +47,7 @@ const COLUMNS: { subject: Subject; title: string }[] = [
 ];
 
 const GOAL_TITLES: Record<string, string> = {
+  before: 'before',
   koa: 'bare Koa',
   commit: 'bare Koa + commit',
   node: 'bare Node',
@@ -62,7 +63,7 @@ function goalCell(row: FloorRow): string {
 }
 
 function ratioCell(row: FloorRow, side: 'hub' | 'before'): string {
-  return (['koa', 'commit', 'node', 'nchan'] as const)
+  return (['before', 'koa', 'commit', 'node', 'nchan'] as const)
     .map((base) =>
       row.ratios[`${side}/${base}`] === undefined ? '' : `${row.ratios[`${side}/${base}`]}× ${GOAL_TITLES[base]}`,
     )
