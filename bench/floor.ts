@@ -25,6 +25,7 @@ import {
   cpuMs,
   device,
   httpGet,
+  httpPost,
   identity,
   median,
   owned,
@@ -184,11 +185,8 @@ function nchanSubject(server: Nchan): LongPollSubject {
     conditional: true,
     prepare: (n, shared) => Promise.resolve(Array.from({ length: n }, (_, i) => `/sub/${shared ? 'Fan' : `N${i}`}`)),
     async write(channel, k) {
-      const response = await fetch(`${server.url}/pub/${channel === 'Fan' ? 'Fan' : `N${channel}`}`, {
-        method: 'POST',
-        body: String(k),
-      });
-      await response.text();
+      const { status } = await httpPost(`${server.url}/pub/${channel === 'Fan' ? 'Fan' : `N${channel}`}`, String(k));
+      if (status !== 201 && status !== 202) throw new Error(`Nchan answered a publish with ${status}`);
     },
     waiting: () => server.waiting(),
   };
