@@ -54,6 +54,14 @@ describe('query parsing', () => {
     expect(parseQuery('name=é%2&x=%41é').get('x')).toBe('Aé');
   });
 
+  it('reads bare names before one long pair', () => {
+    // 999 bare names then one pair (parseQuery looks for the one `=` once, not once per name).
+    const raw = `${'n&'.repeat(999)}last=${'v'.repeat(10_000)}`;
+    const query = parseQuery(raw);
+    expect(query.get('n')).toBe('');
+    expect(query.get('last')).toHaveLength(10_000);
+  });
+
   it('reads at most 1,000 pairs, as node:querystring does', () => {
     const raw = Array.from({ length: 1200 }, (_, i) => `p${i}=${i}`).join('&');
     expect(parseQuery(raw).size).toBe(1000);

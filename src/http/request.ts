@@ -33,12 +33,15 @@ const MAX_PAIRS = 1000;
 export function parseQuery(raw: string): Map<string, string> {
   const query = new Map<string, string>();
   let start = 0;
+  // The first `=` at or after `start` (-1: none left), kept across pairs: looked for again only once
+  // passed, so pairs without one cost no scan to the far end each (the parse stays linear).
+  let equals = raw.indexOf('=');
   for (let pairs = 0; start < raw.length && pairs < MAX_PAIRS; start++) {
     let end = raw.indexOf('&', start);
     if (end < 0) end = raw.length;
     if (end > start) {
       pairs++;
-      const equals = raw.indexOf('=', start);
+      if (equals >= 0 && equals < start) equals = raw.indexOf('=', start);
       const split = equals >= 0 && equals < end;
       const key = decodePart(raw.slice(start, split ? equals : end)).toLowerCase();
       if (!query.has(key)) query.set(key, split ? decodePart(raw.slice(equals + 1, end)) : '');
