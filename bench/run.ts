@@ -111,6 +111,7 @@ function rawCommitsPerSecond(sync: 'NORMAL' | 'FULL'): number {
     while (Date.now() < until) tx(`K${n % 100}`, String(n++));
     results.push(n / SECONDS);
     db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
   return Math.round(median(results));
 }

@@ -34,8 +34,11 @@ function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> 
 
 /** Every child started here is killed when this process ends, however it ends (a failed or interrupted run leaves no hub behind). */
 const children = new Set<ChildProcess>();
+/** The hubs' temp directories, removed once their hub has stopped or when this process ends. */
+const dataDirs = new Set<string>();
 process.once('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
@@ -83,8 +86,18 @@ export async function startHubProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
+  dataDirs.add(dataDir);
   const url = await waitForListening(proc, /hub listening on (http:\/\/\S+)/);
-  return { url, pid: proc.pid as number, stop: stopper(proc) };
+  const stop = stopper(proc);
+  return {
+    url,
+    pid: proc.pid as number,
+    async stop() {
+      await stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      dataDirs.delete(dataDir);
+    },
+  };
 }
 
 /** bench/bareKoa.ts: 204 to everything, or with `commit` 204 once the request's push is committed. */
