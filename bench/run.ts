@@ -1,21 +1,28 @@
 /**
  * `npm run bench`: starts real hubs (and baselines) as processes on temp directories, drives them over
- * loopback HTTP with keep-alive connections, prints a table, and writes docs/benchmarks.json and
- * docs/benchmarks.md. On a shared 2-core machine only ratios against baselines measured in the same run
- * mean much: every throughput is the median of several runs. BENCH_QUICK=1 shortens everything.
- * `npm run bench -- --only <names>` (or BENCH_ONLY=<names>) runs some scenarios and leaves the docs alone;
- * names: push, wakeup, fanout, listeners, messages, storm (one SQLite process), pg-push, pg-wakeup,
- * pg-fanout, pg-idle (several processes on PostgreSQL, bench/postgres.ts), and the groups `sqlite`
- * and `postgres`.
+ * loopback HTTP with keep-alive connections, and writes docs/benchmarks.md and docs/benchmarks.json
+ * (bench/resultsPage.ts). On a shared 2-core machine only ratios against baselines measured in the same
+ * run mean much. By default it measures issue 33's table (bench/floor.ts: the hub against bare Koa,
+ * bare Node and Nchan) and profiles a push, in a few minutes; flags:
+ *   --turns N      more turns (3 by default; wake-up samples 100 per turn)
+ *   --before DIR   an older build (a dist directory inside the repository) measured beside this one
+ *   --all          also the other scenarios: push, wakeup, fanout, listeners, messages, storm (one SQLite
+ *                  process), pg-push, pg-wakeup, pg-fanout, pg-idle (PostgreSQL, bench/postgres.ts)
+ *   --only a,b     those scenarios only (`floor`, the names above, the groups `sqlite` and `postgres`),
+ *                  printed, the docs left alone (or BENCH_ONLY=a,b)
+ *   --quick        everything shorter (or BENCH_QUICK=1)
  */
 import autocannon from 'autocannon';
 import Sqlite from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { FloorRow } from './floor.js';
+import { floorTable, loadAverage } from './floor.js';
 import type { Row } from './postgres.js';
 import { postgresFanOut, postgresIdlePolls, postgresPush, postgresWakeUp } from './postgres.js';
 import { topSelfTime } from './profile.js';
+import { previousScenarios, writeResults } from './resultsPage.js';
 import type { Server } from './support.js';
 import {
   device,
@@ -36,7 +43,7 @@ import {
   waitingPolls,
 } from './support.js';
 
-const QUICK = process.env.BENCH_QUICK === '1';
+const QUICK = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
 const REPEATS = QUICK ? 1 : 3;
 const SECONDS = QUICK ? 2 : 4;
 
@@ -104,6 +111,7 @@ function rawCommitsPerSecond(sync: 'NORMAL' | 'FULL'): number {
     while (Date.now() < until) tx(`K${n % 100}`, String(n++));
     results.push(n / SECONDS);
     db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
   return Math.round(median(results));
 }
@@ -139,15 +147,7 @@ async function pushThroughput(): Promise<void> {
     await hub.stop();
   }
   await koa.stop();
-  // The profile comes from a run of its own: the profiler's overhead stays out of the rates above.
-  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-prof-'));
-  const profiled = await startHubProcess({ HUB_SYNC: 'normal' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
-  await rateOnce(profiled.url, 64, pushPath);
-  await profiled.stop();
-  const profile = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-  if (profile) profileSummary = topSelfTime(path.join(profileDir, profile));
 }
-let profileSummary: { fn: string; percent: number }[] = [];
 
 /** Runs `work` over `items` with at most `limit` at once. */
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -419,26 +419,59 @@ const GROUPS: Record<string, string[]> = {
   postgres: ['pg-push', 'pg-wakeup', 'pg-fanout', 'pg-idle'],
 };
 
-/** The scenarios of `--only a,b` (or BENCH_ONLY=a,b), groups expanded; undefined runs them all. */
+/** `--name value` on the command line, else the environment variable, else undefined. */
+function option(name: string, variable: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : process.env[variable];
+}
+
+/** The scenarios of `--only a,b` (or BENCH_ONLY=a,b), groups expanded; undefined runs the default set. */
 function onlyScenarios(): string[] | undefined {
-  const at = process.argv.indexOf('--only');
-  const list = at >= 0 ? process.argv[at + 1] : process.env.BENCH_ONLY;
+  const list = option('only', 'BENCH_ONLY');
   if (list === undefined) return undefined;
   const names = list.split(',').flatMap((name) => GROUPS[name] ?? [name]);
-  const known = Object.values(GROUPS).flat();
+  const known = ['floor', ...Object.values(GROUPS).flat()];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0)
     throw new Error(`unknown scenario ${unknown.join(', ')}: choose from ${known.join(', ')}, sqlite, postgres`);
   return names;
 }
 
+/** The commit a build directory was built from, when it says (`.bench-before` keeps a COMMIT file). */
+function describeBuild(dist: string): string {
+  const commit = path.join(ROOT, dist, '..', 'COMMIT');
+  return fs.existsSync(commit) ? `${dist} (${fs.readFileSync(commit, 'utf8').trim()})` : dist;
+}
+
+/** The push scenario profiled in a run of its own: the profiler's overhead stays out of every rate. */
+async function profilePush(): Promise<{ fn: string; percent: number }[]> {
+  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-prof-'));
+  const profiled = await startHubProcess({ HUB_SYNC: 'normal' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  await rateOnce(profiled.url, 64, pushPath);
+  await profiled.stop();
+  const profile = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+  const summary = profile ? topSelfTime(path.join(profileDir, profile)) : [];
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  return summary;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
-  console.log(
-    `hub benchmarks — ${started.toISOString()} — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}${QUICK ? ' (quick)' : ''}\n`,
-  );
+  const load = loadAverage();
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  console.log(`hub benchmarks — ${started.toISOString()} — ${machine}${QUICK ? ' (quick)' : ''}\n`);
   const only = onlyScenarios();
-  const runs = (name: string) => !only || only.includes(name);
+  const all = process.argv.includes('--all');
+  const runs = (name: string) => (only ? only.includes(name) : name === 'floor' || all);
+  const turns = Number(option('turns', 'BENCH_TURNS') ?? (QUICK ? 1 : 3));
+  const before = option('before', 'BENCH_BEFORE');
+  let floor: FloorRow[] = [];
+  if (runs('floor')) {
+    floor = await floorTable(
+      { turns, wakeSamples: QUICK ? 50 : 100 * turns, idleDevices: QUICK ? 2000 : 10_000, before },
+      (row) => console.log(JSON.stringify(row)),
+    );
+  }
   if (runs('push')) await pushThroughput();
   if (runs('wakeup')) await wakeUpLatency(1000, { p50: 0.5, p99: 5 });
   if (runs('wakeup')) await wakeUpLatency(QUICK ? 2000 : 10_000, { p99: 10 });
@@ -453,47 +486,25 @@ async function main(): Promise<void> {
   if (runs('pg-fanout')) await postgresFanOut(record);
   if (runs('pg-idle')) await postgresIdlePolls(record);
   if (only) {
-    console.log('\nBENCH_ONLY run: docs/benchmarks.* left as they were');
+    console.log('\n--only run: docs/benchmarks.* left as they were');
     process.exit(0);
   }
-  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  const result = {
+  const profile = await profilePush();
+  const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  writeResults({
     date: started.toISOString(),
+    minutes: Math.round((Date.now() - started.getTime()) / 6000) / 10,
     machine,
-    quick: QUICK,
-    repeats: REPEATS,
-    secondsPerRun: SECONDS,
-    rows,
-    profile: profileSummary,
-  };
-  fs.writeFileSync(path.join(ROOT, 'docs', 'benchmarks.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeMarkdown(result);
+    load: [load, loadAverage()],
+    command,
+    turns,
+    before: before ? describeBuild(before) : undefined,
+    floor,
+    profile,
+    scenarios: all ? { date: started.toISOString(), command, rows } : previousScenarios(),
+  });
   console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md');
   process.exit(0);
-}
-
-function writeMarkdown(result: {
-  date: string;
-  machine: string;
-  rows: Row[];
-  profile: { fn: string; percent: number }[];
-}): void {
-  const file = path.join(ROOT, 'docs', 'benchmarks.md');
-  const previous = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  const analysis = previous.includes('<!-- analysis -->')
-    ? previous.slice(previous.indexOf('<!-- analysis -->'))
-    : '<!-- analysis -->\n';
-  const table = result.rows
-    .map((r) => `| ${r.scenario} | ${r.measure} | ${r.value} ${r.unit} | ${r.note ?? ''} |`)
-    .join('\n');
-  const profile = result.profile.map((p) => `| ${p.percent}% | \`${p.fn}\` |`).join('\n');
-  fs.writeFileSync(
-    file,
-    `# Benchmarks\n\nGenerated by \`npm run bench\` on ${result.date} — ${result.machine}.\n` +
-      `Throughputs are medians of ${REPEATS} runs of ${SECONDS} s; baselines are measured in the same run.\n\n` +
-      `| Scenario | Measure | Value | Note |\n|---|---|---|---|\n${table}\n\n` +
-      `## Where the time goes (hub, push scenario, sync=normal; self time)\n\n| Self | Function |\n|---|---|\n${profile}\n\n${analysis}`,
-  );
 }
 
 main().catch((error: unknown) => {

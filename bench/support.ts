@@ -35,8 +35,11 @@ function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> 
 
 /** Every child started here is killed when this process ends, however it ends (a failed or interrupted run leaves no hub behind). */
 const children = new Set<ChildProcess>();
+/** The hubs' temp directories, removed once their hub has stopped or when this process ends. */
+const dataDirs = new Set<string>();
 process.once('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
@@ -84,13 +87,27 @@ export async function startHubProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
+  dataDirs.add(dataDir);
   const url = await waitForListening(proc, /hub listening on (http:\/\/\S+)/);
-  return { url, pid: proc.pid as number, stop: stopper(proc) };
+  const stop = stopper(proc);
+  return {
+    url,
+    pid: proc.pid as number,
+    async stop() {
+      await stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      dataDirs.delete(dataDir);
+    },
+  };
 }
 
-export async function startBareKoa(): Promise<Server> {
+/** bench/bareKoa.ts: 204 to everything, or with `commit` 204 once the request's push is committed. */
+export async function startBareKoa(mode: 'plain' | 'commit' = 'plain'): Promise<Server> {
   const proc = owned(
-    spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, ['--import', 'tsx', 'bench/bareKoa.ts', ...(mode === 'commit' ? ['commit'] : [])], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
   const url = await waitForListening(proc, /bare koa listening on (http:\/\/\S+)/);
   return { url, pid: proc.pid as number, stop: stopper(proc) };
@@ -140,11 +157,20 @@ export const device = (origin: string): Client =>
   new Client(origin, { pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
 
 /** A GET (through `via`, else a shared pool); resolves with status and body. */
-export async function httpGet(url: string, via?: Dispatcher): Promise<{ status: number; body: string }> {
+export const httpGet = (url: string, via?: Dispatcher) => httpRequest(url, via);
+
+/** A POST of `body` through the shared pool (as cheap for the client as httpGet, unlike fetch). */
+export const httpPost = (url: string, body: string) => httpRequest(url, undefined, body);
+
+async function httpRequest(url: string, via?: Dispatcher, body?: string): Promise<{ status: number; body: string }> {
   const { origin, pathname, search } = new URL(url);
   let dispatcher = via ?? pools.get(origin);
   if (!dispatcher) pools.set(origin, (dispatcher = new Pool(origin, { connections: null, pipelining: 1 })));
-  const response = await dispatcher.request({ method: 'GET', path: pathname + search });
+  const response = await dispatcher.request({
+    method: body === undefined ? 'GET' : 'POST',
+    path: pathname + search,
+    body,
+  });
   return { status: response.statusCode, body: await response.body.text() };
 }
 

@@ -58,6 +58,10 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
     return recorder;
   };
 
+  /** A request answered with `status`, counted and timed under its matched route. */
+  const recordAnswer = (status: number, startedAt: number, route: string | undefined) =>
+    recorderFor(route, status).record((performance.now() - startedAt) / 1000);
+
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
   const idPrefix = randomUUID().slice(0, 8);
   let requests = 0;
@@ -73,20 +77,26 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
       await next();
       failed = false;
     } finally {
-      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const route = typeof matched === 'string' ? matched : undefined;
       const { requestId, detached } = ctx.state;
-      // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
-      const record = (status: number) => {
-        recorderFor(typeof route === 'string' ? route : undefined, status).record((performance.now() - started) / 1000);
-        if (debug && !failed) {
-          services.logger.debug(
-            { reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) },
-            'request',
-          );
-        }
-      };
-      if (detached && !failed) detached.whenAnswered(record);
-      else record(ctx.status);
+      if (!debug) {
+        // A detached poll keeps its start and route in its DetachedAnswer, no closure of its own.
+        if (detached && !failed) detached.whenAnswered(recordAnswer, started, route);
+        else recordAnswer(ctx.status, started, route);
+      } else {
+        // Captures strings only: a detached long-poll (detached.ts) keeps this closure, not the context.
+        const record = (status: number) => {
+          recordAnswer(status, started, route);
+          if (!failed)
+            services.logger.debug(
+              { reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) },
+              'request',
+            );
+        };
+        if (detached && !failed) detached.whenAnswered(record);
+        else record(ctx.status);
+      }
     }
   };
 }

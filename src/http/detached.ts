@@ -10,27 +10,38 @@ import type { Logger } from 'pino';
 import type { HubState } from './context.js';
 import { errorAnswer } from './errorMapping.js';
 
+/** Told of a detached answer once it is written: its status, and what the request metrics kept for it. */
+export type AnswerListener = (status: number, startedAt: number, route: string | undefined) => void;
+
 /**
  * What the chain left for a detached answer: the request metrics (app.ts) wait for its status. A plain
- * object rather than a promise: a waiting poll then holds one fewer promise and its reaction.
+ * object rather than a promise: a waiting poll then holds one fewer promise and its reaction; and the
+ * metrics' figures (start, route) in its fields with one listener shared by every poll, rather than a
+ * closure and its context per poll.
  */
 export class DetachedAnswer {
   private status: number | undefined = undefined;
-  private listener: ((status: number) => void) | undefined = undefined;
+  private listener: AnswerListener | undefined = undefined;
+  private startedAt = 0;
+  private route: string | undefined = undefined;
 
-  /** Calls `listener` with the status once the answer is written (at once if it already was). */
-  whenAnswered(listener: (status: number) => void): void {
-    if (this.status === undefined) this.listener = listener;
-    else listener(this.status);
+  /** Calls `listener` with the status, `startedAt` and `route` once the answer is written (at once if it already was). */
+  whenAnswered(listener: AnswerListener, startedAt = 0, route?: string): void {
+    if (this.status !== undefined) return listener(this.status, startedAt, route);
+    this.listener = listener;
+    this.startedAt = startedAt;
+    this.route = route;
   }
 
   answered(status: number): void {
     this.status = status;
     const listener = this.listener;
     this.listener = undefined;
-    listener?.(status);
+    listener?.(status, this.startedAt, this.route);
   }
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function writeJson(
   res: ServerResponse,
@@ -42,12 +53,14 @@ function writeJson(
   // The client left: the poll consumed nothing for it (take runs with the abort signal); nothing to write.
   if (res.headersSent || res.destroyed) return status;
   const text = JSON.stringify(value);
-  res.statusCode = status;
+  // One flat list handed to writeHead: without headers set earlier (CORS, Connection), Node writes it
+  // as it is, with no header object built and no setHeader's checks per name (a fan-out writes 1,000).
+  const list: (string | number)[] = [];
   // First, where the chain would have put it (app.ts leaves it to the answer, so the wait holds no header object).
-  if (varyOrigin) res.setHeader('Vary', 'Origin');
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  if (varyOrigin) list.push('Vary', 'Origin');
+  if (headers) for (const name in headers) list.push(name, headers[name]);
+  list.push('Content-Type', JSON_TYPE, 'Content-Length', Buffer.byteLength(text));
+  res.writeHead(status, list as unknown as string[]);
   res.end(text);
   return status;
 }

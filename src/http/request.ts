@@ -8,24 +8,57 @@ import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
 import { checkFilter, checkRequestName } from '../hub/requestNames.js';
 
+/** A percent-escape node:querystring decodes: `%` and two hex digits. */
+const ESCAPE = /%[0-9a-f]{2}/i;
+
+/**
+ * A query string's part decoded as node:querystring decodes it: `+` is a space, and only a part with a
+ * well-formed escape goes through querystring.unescape (lenient on the malformed ones); most have neither.
+ */
+function decodePart(part: string): string {
+  const spaced = part.indexOf('+') < 0 ? part : part.replace(/\+/g, ' ');
+  return spaced.indexOf('%') >= 0 && ESCAPE.test(spaced) ? querystring.unescape(spaced) : spaced;
+}
+
+/** node:querystring's default cap on the pairs read. */
+const MAX_PAIRS = 1000;
+
+/**
+ * The query string's parameters by lower-cased name, the first value of each: what `querystring.parse`
+ * gives for what HTTP clients send (non-ASCII percent-encoded; the same decoding, the same 1,000 pairs
+ * at most; test/queryParsing.test.ts), read in one pass straight into the map, without its intermediate
+ * object (a push's query in 0.41 µs against 1.05). A raw non-ASCII character is kept as it came, where
+ * querystring's lenient fallback could turn it into U+FFFD.
+ */
+export function parseQuery(raw: string): Map<string, string> {
+  const query = new Map<string, string>();
+  let start = 0;
+  // The first `=` at or after `start` (-1: none left), kept across pairs: looked for again only once
+  // passed, so pairs without one cost no scan to the far end each (the parse stays linear).
+  let equals = raw.indexOf('=');
+  for (let pairs = 0; start < raw.length && pairs < MAX_PAIRS; start++) {
+    let end = raw.indexOf('&', start);
+    if (end < 0) end = raw.length;
+    if (end > start) {
+      pairs++;
+      if (equals >= 0 && equals < start) equals = raw.indexOf('=', start);
+      const split = equals >= 0 && equals < end;
+      const key = decodePart(raw.slice(start, split ? equals : end)).toLowerCase();
+      if (!query.has(key)) query.set(key, split ? decodePart(raw.slice(equals + 1, end)) : '');
+    }
+    start = end;
+  }
+  return query;
+}
+
 /**
  * Query parameter by name, case-insensitive (ASP.NET-era clients vary the case); first value wins.
- * Parsed once per request with node:querystring straight from the raw query string: Koa's `ctx.query`
- * goes through URLSearchParams and costs several times more on the push path.
+ * Parsed once per request (parseQuery) straight from the raw query string: Koa's `ctx.query` goes
+ * through URLSearchParams and costs several times more on the push path.
  */
 export function queryParam(ctx: Context, name: string): string | undefined {
   const state = ctx.state as HubState;
-  let query = state.query;
-  if (!query) {
-    query = new Map();
-    const parsed = querystring.parse(ctx.querystring);
-    for (const key in parsed) {
-      const value = parsed[key];
-      const lower = key.toLowerCase();
-      if (!query.has(lower) && value !== undefined) query.set(lower, Array.isArray(value) ? value[0] : value);
-    }
-    state.query = query;
-  }
+  const query = (state.query ??= parseQuery(ctx.querystring));
   return query.get(name.toLowerCase());
 }
 
