@@ -15,6 +15,8 @@ import { createApp } from './http/app.js';
 import type { HubServices } from './http/context.js';
 import type { HttpServers } from './http/server.js';
 import { serveHttp } from './http/server.js';
+import type { SignalR } from './http/signalr/index.js';
+import { signalr } from './http/signalr/index.js';
 import { createServices } from './hubServices.js';
 import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } from './hubStart.js';
 import { createLogger } from './logger.js';
@@ -88,6 +90,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   started.push(() => store.close());
   let services: HubServices;
   let servers: HttpServers;
+  let hubs: SignalR;
   let generatedAdminKey: string | undefined;
   const readiness = new Readiness((timeoutMs) => store.ping(timeoutMs), logger);
   try {
@@ -119,7 +122,14 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     started.push(() => sweeper.stop());
     await processes.start();
     started.push(() => processes.stop());
-    servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);
+    hubs = signalr(services);
+    servers = await serveHttp(
+      createApp(services, readiness, hubs).callback(),
+      addresses,
+      options,
+      logger,
+      (req, socket, head) => hubs.upgrade(req, socket, head),
+    );
   } catch (error) {
     await stopStarted();
     throw error;
@@ -130,7 +140,10 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const stop = () => {
     stopping ??= (async () => {
       readiness.stop();
-      await servers.close(() => notifier.endAll());
+      await servers.close(() => {
+        notifier.endAll();
+        hubs.close();
+      });
       await stopStarted();
     })();
     return stopping;

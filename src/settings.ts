@@ -54,6 +54,10 @@ export interface HubOptions {
   databaseUrl?: string;
   /** PostgreSQL: how often the tail reader reads the logs without a notification (HUB_PG_POLL_MS). */
   pgPollMs: number;
+  /** SignalR connections one credential may hold at once in a process; past it, negotiate answers 429. */
+  signalrMaxConnectionsPerCredential: number;
+  /** SignalR's ConnectionTimeout, DisconnectTimeout and keep-alive, in seconds (ASP.NET's 110, 30, 10). */
+  signalrTimings?: { connectionTimeoutS: number; disconnectTimeoutS: number; keepAliveS: number };
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -92,6 +96,7 @@ const envSchema = z.object({
   HUB_TLS_KEY: z.string().min(1).optional(),
   HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
   HUB_PG_POLL_MS: integer(10).max(60_000).default(1000),
+  HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL: integer(1).default(200),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -122,6 +127,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     lockWaitMs: 10_000,
     vacuumIntervalMs: 60_000,
     pgPollMs: 1000,
+    signalrMaxConnectionsPerCredential: 200,
     ...overrides,
   };
 }
@@ -166,5 +172,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
     databaseUrl: e.HUB_DATABASE_URL,
     pgPollMs: e.HUB_PG_POLL_MS,
+    signalrMaxConnectionsPerCredential: e.HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL,
   });
 }

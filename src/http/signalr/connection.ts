@@ -1,0 +1,401 @@
+/**
+ * A SignalR connection: two subscriptions in the store (its messages, its StateObject filters) and, in
+ * this process's memory, what is only the transport's business: the cursor `C` it hands out, the frames
+ * a hub call answered with that are not in the store (UpdateStateObject after RequestStateObjects), the
+ * last answer a long-polling client has not confirmed yet, the recent answers a WebSocket or SSE client
+ * may ask again on /reconnect. The connection token names the subscriptions, so a process that never
+ * saw the connection (a restart, another process behind the load balancer) serves it from the store.
+ *
+ * What the store delivers to a connection is settled by the client: a long-poll's answer is consumed
+ * when the client's next poll carries its `C` as messageId, read again (the same frames, the same `C`)
+ * when it carries the one before; a pushed frame is consumed once written to the socket.
+ */
+import { randomUUID } from 'node:crypto';
+import { hubError } from '../../errors.js';
+import type { Caller } from '../../hub/caller.js';
+import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { MessageRecord, StateObjectUpdateRecord } from '../../hub/records.js';
+import { matchesPattern } from '../../wildcard.js';
+import type { HubServices } from '../context.js';
+import type { ClientInvocation, Frame } from './protocol.js';
+
+export type TransportName = 'webSockets' | 'serverSentEvents' | 'longPolling';
+
+/** The hubs a connection may carry, by the name the server writes in `H`. */
+export type HubName = 'ConsumerHub' | 'ConstellationHub' | 'ControlHub';
+
+/** What the connection token names: the connection and its two subscriptions (GUIDs). */
+export interface ConnectionIds {
+  id: string;
+  messages: string;
+  stateObjects: string;
+}
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const newConnectionIds = (): ConnectionIds => ({
+  id: randomUUID(),
+  messages: randomUUID(),
+  stateObjects: randomUUID(),
+});
+
+/** The opaque token clients echo: the three ids, dot-separated. */
+export const encodeToken = (ids: ConnectionIds) => `${ids.id}.${ids.messages}.${ids.stateObjects}`;
+
+export function decodeToken(token: string | undefined): ConnectionIds | undefined {
+  const parts = (token ?? '').split('.');
+  if (parts.length !== 3 || !parts.every((p) => GUID.test(p))) return undefined;
+  return { id: parts[0], messages: parts[1], stateObjects: parts[2] };
+}
+
+/** Frames a take found, and how to settle what the store delivered for them. */
+interface Batch {
+  frames: Frame[];
+  settle: (sent: boolean) => void;
+}
+
+/** Frames handed out under a cursor, kept until the client shows it has them. */
+interface Answer {
+  cursor: number;
+  frames: Frame[];
+  settle: (sent: boolean) => void;
+}
+
+/** Most messages and StateObject changes read from the store in one take. */
+const TAKE_LIMIT = 500;
+
+/** Recent pushed answers kept for /reconnect (ASP.NET keeps 1,000 messages per signal). */
+const REPLAY_ANSWERS = 100;
+
+/** A poll's signal the connection controls: aborted to stop waiting, told when the answer is settled. */
+class TakeSignal implements ClientSignal {
+  aborted = false;
+  private listeners: EventListenerObject[] = [];
+  private answered: ((sent: boolean) => void) | undefined;
+
+  addEventListener(_type: 'abort', listener: EventListenerObject): void {
+    if (!this.aborted && !this.listeners.includes(listener)) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: EventListenerObject): void {
+    this.listeners = this.listeners.filter((l) => l !== listener);
+  }
+
+  whenAnswered(listener: (sent: boolean) => void): void {
+    this.answered = listener;
+  }
+
+  settle(sent: boolean): void {
+    const answered = this.answered;
+    this.answered = undefined;
+    answered?.(sent);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = [];
+    const event = new Event('abort');
+    for (const listener of listeners) listener.handleEvent(event);
+  }
+}
+
+interface Filter {
+  sentinel: string;
+  package: string;
+  name: string;
+  type: string;
+}
+
+const matchesFilter = (f: Filter, so: StateObjectUpdateRecord['StateObject']) =>
+  matchesPattern(f.sentinel, so.SentinelName) &&
+  matchesPattern(f.package, so.PackageName) &&
+  matchesPattern(f.name, so.Name) &&
+  matchesPattern(f.type, so.Type);
+
+export class HubConnection {
+  readonly since = Date.now();
+  transport: TransportName | undefined;
+  /** The hub the store's deliveries are written under (UpdateStateObject, ReceiveMessage). */
+  readonly deliveryHub: HubName;
+  /** The last cursor handed out. */
+  private cursor = 0;
+  private readonly outbox: Frame[] = [];
+  /** Long polling: the last answer, until the client's next request says whether it arrived. */
+  private held: Answer | undefined;
+  /** Pushed transports: the recent answers, for /reconnect. */
+  private readonly pushed: { cursor: number; frames: Frame[] }[] = [];
+  /** Stops the take under way (new frames in the outbox, the connection ending). */
+  private interrupt: (() => void) | undefined;
+  /** Known only to the process that opened them (undefined: served from a token, unknown). */
+  private filters: Filter[] | undefined;
+  private readonly leftGroups = new Set<string>();
+  /** Whether the StateObject subscription exists (a poll of one that does not is a SubscriptionNotFound). */
+  private stateObjectsOpen: boolean;
+  /** Started once per connection (OnConnected), not again on a reconnection. */
+  started = false;
+  ended = false;
+  /** Ends the transport serving the connection now (a WebSocket, an SSE stream), if any. */
+  detach: (() => void) | undefined;
+  private expiry: NodeJS.Timeout | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly ids: ConnectionIds,
+    public caller: Caller,
+    readonly hubs: ReadonlySet<HubName>,
+    readonly services: HubServices,
+    /** Opened here at negotiate (filters known), or served from a token (unknown). */
+    fresh: boolean,
+  ) {
+    this.deliveryHub = hubs.has('ConstellationHub') ? 'ConstellationHub' : 'ConsumerHub';
+    this.filters = fresh ? [] : undefined;
+    this.stateObjectsOpen = !fresh;
+  }
+
+  get token(): string {
+    return encodeToken(this.ids);
+  }
+
+  get currentCursor(): string {
+    return String(this.cursor);
+  }
+
+  /** Frames for the client that are not in the store: sent with the next answer. */
+  enqueue(frames: Frame[]): void {
+    if (frames.length === 0) return;
+    this.outbox.push(...frames);
+    this.interrupt?.();
+  }
+
+  invocation(hub: HubName, method: string, args: unknown[]): ClientInvocation {
+    return { H: hub, M: method, A: args };
+  }
+
+  async subscribeStateObjects(filter: Filter): Promise<void> {
+    await this.services.stateObjects.subscribe(this.caller, this.ids.stateObjects, filter);
+    this.filters?.push(filter);
+    if (!this.stateObjectsOpen) {
+      this.stateObjectsOpen = true;
+      // The take under way does not poll the StateObject subscription yet: start one that does.
+      this.interrupt?.();
+    }
+  }
+
+  /** Updates of objects this filter let in stop, unless another filter lets them in too. */
+  unsubscribeStateObjects(filter: Filter): void {
+    if (this.filters === undefined) this.filters = [];
+    this.filters = this.filters.filter(
+      (f) =>
+        f.sentinel !== filter.sentinel ||
+        f.package !== filter.package ||
+        f.name !== filter.name ||
+        f.type !== filter.type,
+    );
+  }
+
+  async joinGroup(group: string): Promise<void> {
+    await this.services.messages.joinGroup(this.caller, group, this.ids.messages);
+    this.leftGroups.delete(group);
+  }
+
+  leaveGroup(group: string): void {
+    this.leftGroups.add(group);
+  }
+
+  /** Makes sure the message subscription exists (its first use). */
+  async openMessages(): Promise<void> {
+    await this.services.messages.subscribe(this.caller, this.ids.messages);
+  }
+
+  /**
+   * Long polling: the answer to a poll carrying `messageId`. The held answer is consumed if the client
+   * has it, or given again if not; otherwise waits up to `timeoutMs` for frames.
+   */
+  poll(messageId: string | undefined, timeoutMs: number, gone: ClientSignal): Promise<{ C: string; M: Frame[] }> {
+    return this.oneAtATime(() => this.pollNow(messageId, timeoutMs, gone));
+  }
+
+  private async pollNow(
+    messageId: string | undefined,
+    timeoutMs: number,
+    gone: ClientSignal,
+  ): Promise<{ C: string; M: Frame[] }> {
+    const held = this.held;
+    if (held) {
+      if (messageId !== undefined && messageId !== String(held.cursor))
+        return { C: String(held.cursor), M: held.frames };
+      this.held = undefined;
+      held.settle(true);
+    }
+    const batch = await this.take(timeoutMs, gone);
+    if (!batch || batch.frames.length === 0) {
+      batch?.settle(true);
+      return { C: this.currentCursor, M: [] };
+    }
+    this.cursor++;
+    this.held = { cursor: this.cursor, ...batch };
+    return { C: this.currentCursor, M: batch.frames };
+  }
+
+  /**
+   * Pushed transports: the next answer (undefined when nothing came within `timeoutMs` or `gone`
+   * fired). `write` sends it and calls back with whether it went; what the store delivered for it is
+   * consumed then.
+   */
+  push(
+    timeoutMs: number,
+    gone: ClientSignal,
+    write: (text: string, done: (sent: boolean) => void) => void,
+  ): Promise<boolean> {
+    return this.oneAtATime(() => this.pushNow(timeoutMs, gone, write));
+  }
+
+  private async pushNow(
+    timeoutMs: number,
+    gone: ClientSignal,
+    write: (text: string, done: (sent: boolean) => void) => void,
+  ): Promise<boolean> {
+    const batch = await this.take(timeoutMs, gone);
+    if (!batch) return false;
+    if (batch.frames.length === 0) {
+      batch.settle(true);
+      return false;
+    }
+    this.cursor++;
+    const answer = { C: this.currentCursor, M: batch.frames };
+    this.pushed.push({ cursor: this.cursor, frames: batch.frames });
+    if (this.pushed.length > REPLAY_ANSWERS) this.pushed.shift();
+    write(JSON.stringify(answer), batch.settle);
+    return true;
+  }
+
+  /** Pushed transports on /reconnect: what came after the client's messageId, as one answer. */
+  replayAfter(messageId: string | undefined): { C: string; M: Frame[] } | undefined {
+    const after = Number(messageId);
+    if (!Number.isInteger(after)) return undefined;
+    const frames = this.pushed.filter((p) => p.cursor > after).flatMap((p) => p.frames);
+    return frames.length > 0 ? { C: this.currentCursor, M: frames } : undefined;
+  }
+
+  /**
+   * Takes run one after another: a newer request stops the take under way and starts once it has
+   * ended, so what one take delivered is held (or pushed) before the next reads.
+   */
+  private oneAtATime<T>(run: () => Promise<T>): Promise<T> {
+    this.interrupt?.();
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Stops waiting (a newer request of the connection takes over, or it ends). */
+  stopTaking(): void {
+    this.interrupt?.();
+  }
+
+  /**
+   * One take: the outbox, then what the store holds for the subscriptions, waiting up to `timeoutMs`
+   * for either (both polls wait at once; the first with something stops the other).
+   */
+  private async take(timeoutMs: number, gone: ClientSignal): Promise<Batch | undefined> {
+    this.interrupt?.();
+    if (gone.aborted || this.ended) return undefined;
+    const signals: TakeSignal[] = [];
+    const stop = () => signals.forEach((s) => s.abort());
+    const onGone = { handleEvent: stop };
+    gone.addEventListener('abort', onGone);
+    this.interrupt = stop;
+    const wait = this.outbox.length > 0 ? 0 : timeoutMs;
+    const { messages, stateObjects } = this.services;
+    const messageSignal = new TakeSignal();
+    signals.push(messageSignal);
+    const polls: Promise<unknown>[] = [
+      messages.poll(this.caller, this.ids.messages, wait, TAKE_LIMIT, messageSignal).then((found) => {
+        if (found?.length) stop();
+        return found;
+      }),
+    ];
+    if (this.stateObjectsOpen) {
+      const stateObjectSignal = new TakeSignal();
+      signals.push(stateObjectSignal);
+      polls.push(
+        stateObjects.poll(this.caller, this.ids.stateObjects, wait, TAKE_LIMIT, stateObjectSignal).then((found) => {
+          if (found?.length) stop();
+          return found;
+        }),
+      );
+    }
+    const [messageResult, stateObjectResult] = await Promise.allSettled(polls);
+    gone.removeEventListener('abort', onGone);
+    if (this.interrupt === stop) this.interrupt = undefined;
+    const settle = (sent: boolean) => signals.forEach((s) => s.settle(sent));
+    if (messageResult.status === 'rejected') {
+      settle(false);
+      throw messageResult.reason;
+    }
+    if (stateObjectResult?.status === 'rejected') {
+      if ((stateObjectResult.reason as { code?: string }).code !== 'SubscriptionNotFound') {
+        settle(false);
+        throw stateObjectResult.reason;
+      }
+      this.stateObjectsOpen = false;
+    }
+    const frames = this.outbox.splice(0);
+    const found = (messageResult.value as MessageRecord[] | undefined) ?? [];
+    for (const message of found)
+      if (this.wants(message)) frames.push(this.invocation(this.deliveryHub, 'ReceiveMessage', [message]));
+    const changes =
+      stateObjectResult?.status === 'fulfilled'
+        ? ((stateObjectResult.value as StateObjectUpdateRecord[] | undefined) ?? [])
+        : [];
+    for (const change of changes) {
+      if (change.IsDeleted) continue;
+      if (this.filters && !this.filters.some((f) => matchesFilter(f, change.StateObject))) continue;
+      frames.push(this.invocation(this.deliveryHub, 'UpdateStateObject', [change.StateObject]));
+    }
+    return { frames, settle };
+  }
+
+  /** A group message of a group the connection left is not for it. */
+  private wants(message: MessageRecord): boolean {
+    if (this.leftGroups.size === 0 || message.Scope.Scope !== 1) return true;
+    return !message.Scope.Args.every((group) => this.leftGroups.has(group));
+  }
+
+  /** The client is gone for now: the state lives `ms` longer unless it comes back. */
+  expireAfter(ms: number, expired: () => void): void {
+    this.keep();
+    this.expiry = setTimeout(expired, ms);
+    this.expiry.unref();
+  }
+
+  /** The client is back: its state no longer expires. */
+  keep(): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = undefined;
+  }
+
+  /** The connection ends (abort, expiry, shutdown): what it held is settled, nothing waits any more. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.keep();
+    this.interrupt?.();
+    const held = this.held;
+    this.held = undefined;
+    held?.settle(true);
+    this.detach?.();
+  }
+}
+
+/** A caller may only use its own connection: the same credential and names as at negotiate. */
+export function checkSameCaller(connection: HubConnection, caller: Caller): void {
+  if (
+    connection.caller.friendlyName !== caller.friendlyName ||
+    connection.caller.credential.name !== caller.credential.name
+  )
+    throw hubError('AccessDenied');
+  connection.caller = caller;
+}
