@@ -17,6 +17,7 @@ import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { MessageRecord, StateObjectUpdateRecord } from '../../hub/records.js';
 import { matchesPattern } from '../../wildcard.js';
 import type { HubServices } from '../context.js';
+import { packageCallback } from './constellationHub.js';
 import type { ClientInvocation, Frame } from './protocol.js';
 
 export type TransportName = 'webSockets' | 'serverSentEvents' | 'longPolling';
@@ -133,6 +134,8 @@ export class HubConnection {
   private readonly leftGroups = new Set<string>();
   /** Whether the StateObject subscription exists (a poll of one that does not is a SubscriptionNotFound). */
   private stateObjectsOpen: boolean;
+  /** The settings last sent with UpdateSettings (JSON), once the package asked for them. */
+  settingsSent: string | undefined;
   /** Started once per connection (OnConnected), not again on a reconnection. */
   started = false;
   ended = false;
@@ -344,8 +347,16 @@ export class HubConnection {
     }
     const frames = this.outbox.splice(0);
     const found = (messageResult.value as MessageRecord[] | undefined) ?? [];
-    for (const message of found)
-      if (this.wants(message)) frames.push(this.invocation(this.deliveryHub, 'ReceiveMessage', [message]));
+    for (const message of found) {
+      if (!this.wants(message)) continue;
+      const callback = this.deliveryHub === 'ConstellationHub' ? packageCallback(message.Key) : undefined;
+      if (callback === null) continue;
+      frames.push(
+        callback
+          ? this.invocation(this.deliveryHub, callback, [message.Data])
+          : this.invocation(this.deliveryHub, 'ReceiveMessage', [message]),
+      );
+    }
     const changes =
       stateObjectResult?.status === 'fulfilled'
         ? ((stateObjectResult.value as StateObjectUpdateRecord[] | undefined) ?? [])

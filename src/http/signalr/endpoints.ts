@@ -39,6 +39,8 @@ import { ConnectionRegistry } from './registry.js';
 /** What a hub does when a connection starts (OnConnected) or comes back (OnReconnected). */
 export interface HubLifecycle {
   connected(connection: HubConnection, reconnection: boolean, lookup: Lookup): Promise<void>;
+  /** Starts what the hubs watch for their connections (settings); returns its stop. */
+  watch(connections: ConnectionRegistry): () => void;
 }
 
 export interface SignalR {
@@ -108,6 +110,7 @@ export function createSignalR(services: HubServices, table: HubTable, lifecycle:
   const timings: SignalRTimings = options.signalrTimings ?? DEFAULT_TIMINGS;
   const connections = new ConnectionRegistry();
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
+  const stopWatching = lifecycle.watch(connections);
 
   new Gauge({
     name: 'hub_signalr_connections',
@@ -412,6 +415,7 @@ export function createSignalR(services: HubServices, table: HubTable, lifecycle:
     upgrade,
     connections,
     close: () => {
+      stopWatching();
       connections.endAll();
       for (const client of sockets.clients) client.terminate();
     },

@@ -42,6 +42,10 @@ export class ConnectionRegistry {
     return this.ended.has(id);
   }
 
+  all(): Iterable<HubConnection> {
+    return this.byId.values();
+  }
+
   countFor(credential: string): number {
     let n = 0;
     for (const connection of this.byId.values()) if (connection.caller.credential.name === credential) n++;
