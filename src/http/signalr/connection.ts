@@ -51,7 +51,9 @@ export function decodeToken(token: string | undefined): ConnectionIds | undefine
 
 /** Frames a take found, and how to settle what the store delivered for them. */
 interface Batch {
+  /** The outbox's frames first (`fromOutbox` of them), then the store's. */
   frames: Frame[];
+  fromOutbox: number;
   settle: (sent: boolean) => void;
 }
 
@@ -120,8 +122,9 @@ export class HubConnection {
   transport: TransportName | undefined;
   /** The hub the store's deliveries are written under (UpdateStateObject, ReceiveMessage). */
   readonly deliveryHub: HubName;
-  /** The last cursor handed out. */
+  /** The last cursor handed out: `<life>-<n>`, so a cursor of an earlier life is never taken for one of this. */
   private cursor = 0;
+  private readonly life = randomUUID().slice(0, 8);
   private readonly outbox: Frame[] = [];
   /** Long polling: the last answer, until the client's next request says whether it arrived. */
   private held: Answer | undefined;
@@ -162,7 +165,11 @@ export class HubConnection {
   }
 
   get currentCursor(): string {
-    return String(this.cursor);
+    return this.cursorText(this.cursor);
+  }
+
+  private cursorText(n: number): string {
+    return `${this.life}-${n}`;
   }
 
   /** Frames for the client that are not in the store: sent with the next answer. */
@@ -227,8 +234,8 @@ export class HubConnection {
   ): Promise<{ C: string; M: Frame[] }> {
     const held = this.held;
     if (held) {
-      if (messageId !== undefined && messageId !== String(held.cursor))
-        return { C: String(held.cursor), M: held.frames };
+      if (messageId !== undefined && messageId !== this.cursorText(held.cursor))
+        return { C: this.cursorText(held.cursor), M: held.frames };
       this.held = undefined;
       held.settle(true);
     }
@@ -238,7 +245,7 @@ export class HubConnection {
       return { C: this.currentCursor, M: [] };
     }
     this.cursor++;
-    this.held = { cursor: this.cursor, ...batch };
+    this.held = { cursor: this.cursor, frames: batch.frames, settle: batch.settle };
     return { C: this.currentCursor, M: batch.frames };
   }
 
@@ -268,16 +275,25 @@ export class HubConnection {
     }
     this.cursor++;
     const answer = { C: this.currentCursor, M: batch.frames };
-    this.pushed.push({ cursor: this.cursor, frames: batch.frames });
+    const entry = { cursor: this.cursor, frames: batch.frames };
+    this.pushed.push(entry);
     if (this.pushed.length > REPLAY_ANSWERS) this.pushed.shift();
-    write(JSON.stringify(answer), batch.settle);
+    write(JSON.stringify(answer), (sent) => {
+      batch.settle(sent);
+      if (sent) return;
+      // Not written: the store gives its part again; the outbox's part goes back to the outbox.
+      const at = this.pushed.indexOf(entry);
+      if (at >= 0) this.pushed.splice(at, 1);
+      this.outbox.unshift(...batch.frames.slice(0, batch.fromOutbox));
+    });
     return true;
   }
 
   /** Pushed transports on /reconnect: what came after the client's messageId, as one answer. */
   replayAfter(messageId: string | undefined): { C: string; M: Frame[] } | undefined {
-    const after = Number(messageId);
-    if (!Number.isInteger(after)) return undefined;
+    const [life, n] = (messageId ?? '').split('-');
+    const after = Number(n);
+    if (life !== this.life || !Number.isInteger(after)) return undefined;
     const frames = this.pushed.filter((p) => p.cursor > after).flatMap((p) => p.frames);
     return frames.length > 0 ? { C: this.currentCursor, M: frames } : undefined;
   }
@@ -346,6 +362,7 @@ export class HubConnection {
       this.stateObjectsOpen = false;
     }
     const frames = this.outbox.splice(0);
+    const fromOutbox = frames.length;
     const found = (messageResult.value as MessageRecord[] | undefined) ?? [];
     for (const message of found) {
       if (!this.wants(message)) continue;
@@ -366,7 +383,7 @@ export class HubConnection {
       if (this.filters && !this.filters.some((f) => matchesFilter(f, change.StateObject))) continue;
       frames.push(this.invocation(this.deliveryHub, 'UpdateStateObject', [change.StateObject]));
     }
-    return { frames, settle };
+    return { frames, fromOutbox, settle };
   }
 
   /** A group message of a group the connection left is not for it. */
