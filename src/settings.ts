@@ -56,6 +56,8 @@ export interface HubOptions {
   pgPollMs: number;
   /** SignalR connections one credential may hold at once in a process; past it, negotiate answers 429. */
   signalrMaxConnectionsPerCredential: number;
+  /** A SignalR WebSocket or SSE stream whose unsent data passes this is closed (a reader too slow). */
+  signalrSendBufferBytes: number;
   /** SignalR's ConnectionTimeout, DisconnectTimeout and keep-alive, in seconds (ASP.NET's 110, 30, 10). */
   signalrTimings?: { connectionTimeoutS: number; disconnectTimeoutS: number; keepAliveS: number };
 }
@@ -97,6 +99,7 @@ const envSchema = z.object({
   HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
   HUB_PG_POLL_MS: integer(10).max(60_000).default(1000),
   HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL: integer(1).default(200),
+  HUB_SIGNALR_SEND_BUFFER_BYTES: integer(65_536).default(4 * 1024 * 1024),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -128,6 +131,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     vacuumIntervalMs: 60_000,
     pgPollMs: 1000,
     signalrMaxConnectionsPerCredential: 200,
+    signalrSendBufferBytes: 4 * 1024 * 1024,
     ...overrides,
   };
 }
@@ -173,5 +177,6 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     databaseUrl: e.HUB_DATABASE_URL,
     pgPollMs: e.HUB_PG_POLL_MS,
     signalrMaxConnectionsPerCredential: e.HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL,
+    signalrSendBufferBytes: e.HUB_SIGNALR_SEND_BUFFER_BYTES,
   });
 }

@@ -251,22 +251,14 @@ export class HubConnection {
 
   /**
    * Pushed transports: the next answer (undefined when nothing came within `timeoutMs` or `gone`
-   * fired). `write` sends it and calls back with whether it went; what the store delivered for it is
+   * fired). `write` hands it to the socket and says whether it could (the socket was open); what the store delivered for it is
    * consumed then.
    */
-  push(
-    timeoutMs: number,
-    gone: ClientSignal,
-    write: (text: string, done: (sent: boolean) => void) => void,
-  ): Promise<boolean> {
+  push(timeoutMs: number, gone: ClientSignal, write: (text: string) => boolean): Promise<boolean> {
     return this.oneAtATime(() => this.pushNow(timeoutMs, gone, write));
   }
 
-  private async pushNow(
-    timeoutMs: number,
-    gone: ClientSignal,
-    write: (text: string, done: (sent: boolean) => void) => void,
-  ): Promise<boolean> {
+  private async pushNow(timeoutMs: number, gone: ClientSignal, write: (text: string) => boolean): Promise<boolean> {
     const batch = await this.take(timeoutMs, gone);
     if (!batch) return false;
     if (batch.frames.length === 0) {
@@ -278,14 +270,15 @@ export class HubConnection {
     const entry = { cursor: this.cursor, frames: batch.frames };
     this.pushed.push(entry);
     if (this.pushed.length > REPLAY_ANSWERS) this.pushed.shift();
-    write(JSON.stringify(answer), (sent) => {
-      batch.settle(sent);
-      if (sent) return;
+    // Consumed once handed to an open socket (a reader too slow must not hold the next take back):
+    // what a socket lost after that is given again by /reconnect from `pushed`.
+    const sent = write(JSON.stringify(answer));
+    batch.settle(sent);
+    if (!sent) {
       // Not written: the store gives its part again; the outbox's part goes back to the outbox.
-      const at = this.pushed.indexOf(entry);
-      if (at >= 0) this.pushed.splice(at, 1);
+      this.pushed.splice(this.pushed.indexOf(entry), 1);
       this.outbox.unshift(...batch.frames.slice(0, batch.fromOutbox));
-    });
+    }
     return true;
   }
 

@@ -55,9 +55,6 @@ export interface SignalR {
 
 const PATH = /^\/signalr\/([a-z]+)\/?$/i;
 
-/** A WebSocket whose unsent frames pass this is closed: its reader is too slow. */
-const SLOW_READER_BYTES = 4 * 1024 * 1024;
-
 /** The query string's and the headers' values, names compared case-insensitively. */
 function lookupOf(query: URLSearchParams, headers: IncomingMessage['headers']): Lookup {
   const lowered = new Map<string, string>();
@@ -88,7 +85,8 @@ class Closed implements ClientSignal {
 
 /** Where a pushed transport writes (a WebSocket, an SSE stream). */
 interface Sink {
-  send(text: string, done?: (sent: boolean) => void): void;
+  /** Hands `text` to the socket: false when it is closed. */
+  send(text: string): boolean;
   buffered(): number;
   close(): void;
 }
@@ -228,12 +226,17 @@ export function createSignalR(services: HubServices, table: HubTable, lifecycle:
         if (replay) sink.send(JSON.stringify(replay));
         await lifecycle.connected(connection, true, () => undefined);
       }
-      while (!closed.aborted && !connection.ended) {
-        if (sink.buffered() > SLOW_READER_BYTES) {
+      // A reader too slow lets the socket's buffer grow: looked at with each write, closed past the limit.
+      const write = (text: string) => {
+        const sent = sink.send(text);
+        if (sink.buffered() > options.signalrSendBufferBytes) {
           logger.warn({ connection: connection.ids.id }, 'SignalR client too slow: connection closed');
-          break;
+          sink.close();
         }
-        await connection.push(timings.connectionTimeoutS * 1000, closed, (text, done) => sink.send(text, done));
+        return sent;
+      };
+      while (!closed.aborted && !connection.ended) {
+        await connection.push(timings.connectionTimeoutS * 1000, closed, write);
       }
     } catch (error) {
       logger.warn({ err: error, connection: connection.ids.id }, 'SignalR connection stopped');
@@ -260,13 +263,15 @@ export function createSignalR(services: HubServices, table: HubTable, lifecycle:
     const closed = new Closed();
     res.on('close', () => closed.fire());
     const sink: Sink = {
-      send: (text, done) => {
-        if (res.writableEnded || res.destroyed) return done?.(false);
-        res.write(`data: ${text}\n\n`, (error) => done?.(!error));
+      send: (text) => {
+        if (res.writableEnded || res.destroyed) return false;
+        res.write(`data: ${text}\n\n`);
+        return true;
       },
       buffered: () => res.writableLength,
       close: () => {
-        if (!res.writableEnded) res.end();
+        if (res.writableLength > options.signalrSendBufferBytes) res.destroy();
+        else if (!res.writableEnded) res.end();
       },
     };
     void servePushed(connection, 'serverSentEvents', sink, closed, action, messageId);
@@ -378,13 +383,16 @@ export function createSignalR(services: HubServices, table: HubTable, lifecycle:
       );
     });
     const sink: Sink = {
-      send: (text, done) => {
-        if (ws.readyState !== ws.OPEN) return done?.(false);
-        ws.send(text, (error) => done?.(!error));
+      send: (text) => {
+        if (ws.readyState !== ws.OPEN) return false;
+        ws.send(text);
+        return true;
       },
       buffered: () => ws.bufferedAmount,
+      // A reader too slow would never read the close frame either.
       close: () => {
-        if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
+        if (ws.bufferedAmount > options.signalrSendBufferBytes) ws.terminate();
+        else if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
       },
     };
     void servePushed(connection, 'webSockets', sink, closed, action, messageId);
