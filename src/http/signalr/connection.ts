@@ -139,6 +139,10 @@ export class HubConnection {
   private stateObjectsOpen: boolean;
   /** The settings last sent with UpdateSettings (JSON), once the package asked for them. */
   settingsSent: string | undefined;
+  /** ControlHub: the control groups joined (AddToControlGroup). */
+  readonly controlGroups = new Set<string>();
+  /** What stops with the connection (a log follower), by name. */
+  private readonly onEnds = new Map<string, () => void>();
   /** Started once per connection (OnConnected), not again on a reconnection. */
   started = false;
   ended = false;
@@ -360,7 +364,12 @@ export class HubConnection {
     for (const message of found) {
       if (!this.wants(message)) continue;
       const callback = this.deliveryHub === 'ConstellationHub' ? packageCallback(message.Key) : undefined;
-      if (callback === null) continue;
+      if (callback === 'UpdateSettings') {
+        // Sent again only when they differ from what watchSettings already sent.
+        const text = JSON.stringify(message.Data);
+        if (text === this.settingsSent) continue;
+        this.settingsSent = text;
+      }
       frames.push(
         callback
           ? this.invocation(this.deliveryHub, callback, [message.Data])
@@ -398,10 +407,23 @@ export class HubConnection {
     this.expiry = undefined;
   }
 
+  /** Runs `stop` when the connection ends (or when stopOnEnd(name) is called). */
+  onEnd(stop: () => void, name: string): void {
+    this.onEnds.get(name)?.();
+    this.onEnds.set(name, stop);
+  }
+
+  stopOnEnd(name: string): void {
+    this.onEnds.get(name)?.();
+    this.onEnds.delete(name);
+  }
+
   /** The connection ends (abort, expiry, shutdown): what it held is settled, nothing waits any more. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    for (const stop of this.onEnds.values()) stop();
+    this.onEnds.clear();
     this.keep();
     this.interrupt?.();
     const held = this.held;

@@ -29,12 +29,15 @@ function levelOf(value: unknown): LogLevel {
   throw new ArgumentProblem('The log level must be 0 to 4 (Debug, Info, Warn, Error, Fatal) or its name.');
 }
 
-/** The instance's resolved settings, as GetSettings answers them. */
-export function settingsOf(services: HubServices, connection: HubConnection): Record<string, string> {
-  const { sentinelName, packageName } = connection.caller;
-  const ref = services.configuration.instance(sentinelName, packageName);
-  return ref ? services.configuration.resolveSettings(ref) : {};
+/** An instance's resolved settings, as GetSettings answers them (undefined: no such instance). */
+export function settingsOfInstance(services: HubServices, sentinel: string, name: string) {
+  const ref = services.configuration.instance(sentinel, name);
+  return ref ? services.configuration.resolveSettings(ref) : undefined;
 }
+
+/** The connection's instance's resolved settings. */
+export const settingsOf = (services: HubServices, connection: HubConnection): Record<string, string> =>
+  settingsOfInstance(services, connection.caller.sentinelName, connection.caller.packageName) ?? {};
 
 export function constellationMethods(): HubMethods {
   return {
@@ -112,12 +115,9 @@ export function watchSettings(services: HubServices, connections: () => Iterable
   return () => clearInterval(timer);
 }
 
-/**
- * What a message the hub sends a package stands for on a package's hub connection: a callback, or
- * `null` for `__SettingsUpdated` (watchSettings sends UpdateSettings), undefined for a plain message.
- */
-export function packageCallback(key: string): string | null | undefined {
-  if (key === SETTINGS_UPDATED_KEY) return null;
+/** What a message the hub sends a package stands for on a package's hub connection: a callback, or undefined. */
+export function packageCallback(key: string): 'UpdateSettings' | 'PackageControlAction' | undefined {
+  if (key === SETTINGS_UPDATED_KEY) return 'UpdateSettings';
   if (key === CONTROL_ACTION_KEY) return 'PackageControlAction';
   return undefined;
 }

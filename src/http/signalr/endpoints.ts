@@ -34,7 +34,7 @@ import {
   persistentResponse,
   protocolVersion,
 } from './protocol.js';
-import { ConnectionRegistry } from './registry.js';
+import type { ConnectionRegistry } from './registry.js';
 
 /** What a hub does when a connection starts (OnConnected) or comes back (OnReconnected). */
 export interface HubLifecycle {
@@ -103,10 +103,14 @@ async function readForm(ctx: Context): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-export function createSignalR(services: HubServices, table: HubTable, lifecycle: HubLifecycle): SignalR {
+export function createSignalR(
+  services: HubServices,
+  table: HubTable,
+  lifecycle: HubLifecycle,
+  connections: ConnectionRegistry,
+): SignalR {
   const { options, logger } = services;
   const timings: SignalRTimings = options.signalrTimings ?? DEFAULT_TIMINGS;
-  const connections = new ConnectionRegistry();
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
   const stopWatching = lifecycle.watch(connections);
 

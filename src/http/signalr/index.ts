@@ -4,20 +4,28 @@ import { constellationMethods, packageConnected, watchSettings } from './constel
 import { subscriberMethods } from './consumerHub.js';
 import type { SignalR } from './endpoints.js';
 import { createSignalR } from './endpoints.js';
+import { controlMethods } from './controlHub.js';
 import { hubTable } from './hubs.js';
+import { ConnectionRegistry } from './registry.js';
 
 export type { SignalR };
 
 export function signalr(services: HubServices): SignalR {
+  const connections = new ConnectionRegistry();
   const table = hubTable({
     ConsumerHub: subscriberMethods('ConsumerHub'),
     ConstellationHub: constellationMethods(),
-    ControlHub: {},
+    ControlHub: controlMethods(() => connections.connectedPackages()),
   });
-  return createSignalR(services, table, {
-    // PackageHost says IsReconnection when it starts again after losing its connection.
-    connected: (connection, reconnection, lookup) =>
-      packageConnected(connection, reconnection || lookup('IsReconnection')?.toLowerCase() === 'true', services),
-    watch: (connections) => watchSettings(services, () => connections.all()),
-  });
+  return createSignalR(
+    services,
+    table,
+    {
+      // PackageHost says IsReconnection when it starts again after losing its connection.
+      connected: (connection, reconnection, lookup) =>
+        packageConnected(connection, reconnection || lookup('IsReconnection')?.toLowerCase() === 'true', services),
+      watch: (registry) => watchSettings(services, () => registry.all()),
+    },
+    connections,
+  );
 }

@@ -46,6 +46,13 @@ export class ConnectionRegistry {
     return this.byId.values();
   }
 
+  /** The friendly names of the package instances connected to ConstellationHub here. */
+  connectedPackages(): Set<string> {
+    const names = new Set<string>();
+    for (const c of this.byId.values()) if (c.hubs.has('ConstellationHub')) names.add(c.caller.friendlyName);
+    return names;
+  }
+
   countFor(credential: string): number {
     let n = 0;
     for (const connection of this.byId.values()) if (connection.caller.credential.name === credential) n++;
