@@ -6,9 +6,10 @@
  * may ask again on /reconnect. The connection token names the subscriptions, so a process that never
  * saw the connection (a restart, another process behind the load balancer) serves it from the store.
  *
- * What the store delivers to a connection is settled by the client: a long-poll's answer is consumed
- * when the client's next poll carries its `C` as messageId, read again (the same frames, the same `C`)
- * when it carries the one before; a pushed frame is consumed once written to the socket.
+ * What the store delivers to a connection is consumed as a REST poll's is: a long-poll's answer once
+ * written whole, a pushed frame once handed to an open socket. The process keeps the last long-poll
+ * answer until the client's next poll carries its `C` as messageId, and gives it again (the same
+ * frames, the same `C`) to a poll carrying the one before; it keeps recent pushed answers for /reconnect.
  */
 import { randomUUID } from 'node:crypto';
 import { hubError } from '../../errors.js';
@@ -238,10 +239,10 @@ export class HubConnection {
   ): Promise<{ C: string; M: Frame[] }> {
     const held = this.held;
     if (held) {
+      // The client did not get it (the answer was lost after it was written): the same frames, the same cursor.
       if (messageId !== undefined && messageId !== this.cursorText(held.cursor))
         return { C: this.cursorText(held.cursor), M: held.frames };
       this.held = undefined;
-      held.settle(true);
     }
     const batch = await this.take(timeoutMs, gone);
     if (!batch || batch.frames.length === 0) {
@@ -249,7 +250,18 @@ export class HubConnection {
       return { C: this.currentCursor, M: [] };
     }
     this.cursor++;
-    this.held = { cursor: this.cursor, frames: batch.frames, settle: batch.settle };
+    const answer: Answer = { cursor: this.cursor, frames: batch.frames, settle: batch.settle };
+    this.held = answer;
+    // As a REST poll's: consumed once written whole (any process then reads on past it); not written,
+    // the store gives its part again and the outbox's part goes back, and nothing is held.
+    const settled = (sent: boolean) => {
+      batch.settle(sent);
+      if (sent || this.held !== answer) return;
+      this.held = undefined;
+      this.outbox.unshift(...batch.frames.slice(0, batch.fromOutbox));
+    };
+    if (gone.whenAnswered) gone.whenAnswered(settled);
+    else settled(true);
     return { C: this.currentCursor, M: batch.frames };
   }
 
@@ -418,7 +430,7 @@ export class HubConnection {
     this.onEnds.delete(name);
   }
 
-  /** The connection ends (abort, expiry, shutdown): what it held is settled, nothing waits any more. */
+  /** The connection ends (abort, expiry, shutdown): nothing waits any more. */
   end(): void {
     if (this.ended) return;
     this.ended = true;
@@ -426,9 +438,8 @@ export class HubConnection {
     this.onEnds.clear();
     this.keep();
     this.interrupt?.();
-    const held = this.held;
+    // A held answer was settled by its response already.
     this.held = undefined;
-    held?.settle(true);
     this.detach?.();
   }
 }
