@@ -36,7 +36,7 @@ export class RawSignalRClient {
 
   constructor(
     /** The hub's base URL without a trailing slash. */
-    private readonly base: string,
+    public base: string,
     /** Sent as headers on every request (PackageHost's SentinelName/PackageName/AccessKey). */
     private readonly headers: Record<string, string>,
     private readonly hubs: string[],

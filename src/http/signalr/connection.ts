@@ -61,8 +61,9 @@ interface Batch {
 /** Frames handed out under a cursor, kept until the client shows it has them. */
 interface Answer {
   cursor: number;
+  /** The cursor the poll it answered carried. */
+  before: string | undefined;
   frames: Frame[];
-  settle: (sent: boolean) => void;
 }
 
 /** Most messages and StateObject changes read from the store in one take. */
@@ -239,8 +240,10 @@ export class HubConnection {
   ): Promise<{ C: string; M: Frame[] }> {
     const held = this.held;
     if (held) {
-      // The client did not get it (the answer was lost after it was written): the same frames, the same cursor.
-      if (messageId !== undefined && messageId !== this.cursorText(held.cursor))
+      // The client asks again with the cursor it had before it (the answer was lost after it was
+      // written): the same frames, the same cursor. Any other cursor (its own, or one another process
+      // gave since) means it is past it.
+      if (messageId !== undefined && messageId === held.before)
         return { C: this.cursorText(held.cursor), M: held.frames };
       this.held = undefined;
     }
@@ -250,7 +253,7 @@ export class HubConnection {
       return { C: this.currentCursor, M: [] };
     }
     this.cursor++;
-    const answer: Answer = { cursor: this.cursor, frames: batch.frames, settle: batch.settle };
+    const answer: Answer = { cursor: this.cursor, before: messageId, frames: batch.frames };
     this.held = answer;
     // As a REST poll's: consumed once written whole (any process then reads on past it); not written,
     // the store gives its part again and the outbox's part goes back, and nothing is held.
