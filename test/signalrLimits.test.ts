@@ -231,3 +231,25 @@ describe('calls', () => {
     expect((await fast.invoke('ConsumerHub', 'SubscribeMessages', 'G')).E).toBeUndefined();
   });
 });
+
+describe('/metrics', () => {
+  it('counts the connections by hub and transport', async () => {
+    const h = await hub({ options: { metricsOpen: true } });
+    const ws = client(h.url);
+    await ws.negotiate();
+    await ws.openSocket();
+    const lp = client(h.url, DEV_KEY, 'Polling');
+    await lp.negotiate();
+    await lp.connectLongPolling();
+    const packageHost = new RawSignalRClient(h.url, { SentinelName: 'S1', PackageName: 'P1', AccessKey: DEV_KEY }, [
+      'ConstellationHub',
+    ]);
+    clients.push(packageHost);
+    await packageHost.negotiate();
+    await packageHost.openSocket();
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(text).toMatch(/hub_signalr_connections\{hub="ConsumerHub",transport="webSockets"\} 1/);
+    expect(text).toMatch(/hub_signalr_connections\{hub="ConsumerHub",transport="longPolling"\} 1/);
+    expect(text).toMatch(/hub_signalr_connections\{hub="ConstellationHub",transport="webSockets"\} 1/);
+  });
+});
