@@ -42,6 +42,28 @@ afterAll(async () => {
   await new Promise((resolve) => pageServer?.close(resolve));
 });
 
+/** What the page's script uses of jQuery's SignalR client, and keeps on window. */
+interface Chain {
+  done(f: () => void): Chain;
+  fail(f: (e: Error) => void): Chain;
+}
+interface PageWindow {
+  jQuery: {
+    hubConnection(
+      url: string,
+      options: object,
+    ): {
+      qs: object;
+      transport: { name: string };
+      createHubProxy(name: string): PageWindow['proxy'];
+      start(options: object): Chain;
+    };
+  };
+  proxy: { on(method: string, f: (value: never) => void): void; invoke(method: string, ...args: unknown[]): Chain };
+  updates: { Value: unknown }[];
+  messages: { Key: string }[];
+}
+
 const scripts: Record<string, string> = {
   '/jquery.js': require.resolve('jquery/dist/jquery.js'),
   '/signalr-2.2.js': require.resolve('signalr/jquery.signalR.js'),
@@ -58,14 +80,14 @@ describe.each(['2.2', '2.4'])('signalr %s in Chromium', (version) => {
       const transport = await page.evaluate(
         ([url, key]) =>
           new Promise<string>((resolve, reject) => {
-            const w = window as unknown as Record<string, any>;
+            const w = window as unknown as PageWindow;
             const connection = w.jQuery.hubConnection(url, { useDefaultPath: true });
             connection.qs = { SentinelName: 'Consumer', PackageName: 'Browser', AccessKey: key };
             const proxy = connection.createHubProxy('consumerHub');
             w.updates = [];
             w.messages = [];
-            proxy.on('updateStateObject', (so: unknown) => w.updates.push(so));
-            proxy.on('receiveMessage', (m: unknown) => w.messages.push(m));
+            proxy.on('updateStateObject', (so: { Value: unknown }) => w.updates.push(so));
+            proxy.on('receiveMessage', (m: { Key: string }) => w.messages.push(m));
             w.proxy = proxy;
             connection
               .start({ transport: 'serverSentEvents' })
@@ -76,20 +98,18 @@ describe.each(['2.2', '2.4'])('signalr %s in Chromium', (version) => {
       );
       expect(transport).toBe('serverSentEvents');
       await page.evaluate(() =>
-        (window as unknown as Record<string, any>).proxy.invoke('SubscribeStateObjects', 'S1', 'P1', 'Light', '*'),
+        (window as unknown as PageWindow).proxy.invoke('SubscribeStateObjects', 'S1', 'P1', 'Light', '*'),
       );
       expect((await post(h, 'platform/PushStateObject', pkg('S1', 'P1'), { Name: 'Light', Value: 'on' })).status).toBe(
         204,
       );
-      await page.waitForFunction(() =>
-        (window as unknown as Record<string, any>).updates.some((so: { Value: string }) => so.Value === 'on'),
-      );
+      await page.waitForFunction(() => (window as unknown as PageWindow).updates.some((so) => so.Value === 'on'));
 
       const listener = consumer('Listener');
       const subscription = idOf(await get(h, 'consumer/SubscribeToMessage', listener));
       const polled = get(h, 'consumer/GetMessages', listener, { subscriptionId: subscription, timeout: 60_000 });
       await page.evaluate(() =>
-        (window as unknown as Record<string, any>).proxy.invoke(
+        (window as unknown as PageWindow).proxy.invoke(
           'SendMessage',
           { Scope: 'Package', Args: ['Consumer/Listener'] },
           'Hi',
@@ -102,9 +122,7 @@ describe.each(['2.2', '2.4'])('signalr %s in Chromium', (version) => {
         (await post(h, 'consumer/SendMessage', listener, { Scope: { Scope: 'All' }, Key: 'Broadcast', Data: 7 }))
           .status,
       ).toBe(204);
-      await page.waitForFunction(() =>
-        (window as unknown as Record<string, any>).messages.some((m: { Key: string }) => m.Key === 'Broadcast'),
-      );
+      await page.waitForFunction(() => (window as unknown as PageWindow).messages.some((m) => m.Key === 'Broadcast'));
     } finally {
       await context.close();
     }

@@ -19,7 +19,7 @@ import type { HubServices, HubState } from '../context.js';
 import { clientGone } from '../context.js';
 import { errorAnswer } from '../errorMapping.js';
 import { servedPrefix } from '../paths.js';
-import type { HubName, TransportName } from './connection.js';
+import type { TransportName } from './connection.js';
 import { checkSameCaller, decodeToken, HubConnection, newConnectionIds } from './connection.js';
 import type { HubTable } from './hubs.js';
 import { invoke } from './hubs.js';
@@ -433,5 +433,3 @@ export function createSignalR(
     },
   };
 }
-
-export type { HubName };
