@@ -90,6 +90,39 @@ describe.each(cases)('signalr %s over %s, page on another origin', (version, tra
     });
   });
 
+  it('stops what it unsubscribes from, and only that', async () => {
+    const h = await hub();
+    const p1 = pkg('S1', 'P1');
+    const p = page(h.url, version);
+    await p.start(transport);
+    await p.invoke('consumerHub', 'SubscribeStateObjects', 'S1', 'P1', 'Kept', '*');
+    await p.invoke('consumerHub', 'SubscribeStateObjects', 'S1', 'P1', 'Dropped', '*');
+    await p.invoke('consumerHub', 'SubscribeMessages', 'KeptGroup');
+    await p.invoke('consumerHub', 'SubscribeMessages', 'DroppedGroup');
+    await p.invoke('consumerHub', 'UnSubscribeStateObjects', 'S1', 'P1', 'Dropped', '*');
+    await p.invoke('consumerHub', 'UnSubscribeMessages', 'DroppedGroup');
+    const sender = consumer('Sender');
+    for (const group of ['DroppedGroup', 'KeptGroup']) {
+      const sent = await post(h, 'consumer/SendMessage', sender, {
+        Scope: { Scope: 'Group', Args: [group] },
+        Key: group,
+        Data: 1,
+      });
+      expect(sent.status).toBe(204);
+    }
+    for (const name of ['Dropped', 'Kept']) {
+      expect((await post(h, 'platform/PushStateObject', p1, { Name: name, Value: 1 })).status).toBe(204);
+    }
+    await until(() => p.of('receiveMessage').length === 1 && p.of('updateStateObject').length === 1);
+    // Anything more would have come before these: the marker sent last arrives after them.
+    expect(
+      (await post(h, 'consumer/SendMessage', sender, { Scope: { Scope: 'All' }, Key: 'Marker', Data: 1 })).status,
+    ).toBe(204);
+    await until(() => p.of('receiveMessage').length === 2);
+    expect(p.of<MessageRecord>('receiveMessage').map((m) => m.Key)).toEqual(['KeptGroup', 'Marker']);
+    expect(p.of<StateObjectRecord>('updateStateObject').map((so) => so.Name)).toEqual(['Kept']);
+  });
+
   it('gets the saga reply a package sends to its connection id', async () => {
     const h = await hub();
     const p1 = pkg('S1', 'P1');

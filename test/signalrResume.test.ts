@@ -77,6 +77,22 @@ describe('long polling', () => {
   });
 });
 
+describe('abort', () => {
+  it('ends the connection at once: a request naming it is refused, ping still answers', async () => {
+    const h = await hub({ options: SHORT });
+    const c = client(h.url);
+    await c.negotiate();
+    await c.connectLongPolling();
+    await c.start('longPolling');
+    const aborted = await c.request('abort', { transport: 'longPolling' }, {});
+    expect(aborted.status).toBe(200);
+    const reply = await c.request('poll', { transport: 'longPolling' }, { messageId: c.cursor ?? '' });
+    expect(reply.status).toBe(400);
+    expect(reply.json()).toMatchObject({ Code: 'SignalRUnknownConnection' });
+    expect((await c.request('ping')).json()).toEqual({ Response: 'pong' });
+  });
+});
+
 describe('WebSockets', () => {
   it('/reconnect replays what was pushed after the messageId, then what came while away', async () => {
     const h = await hub({ options: SHORT });
