@@ -11,6 +11,7 @@ import { postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { RawSignalRClient } from './support/signalrClient.js';
 import { consumer, DEV_KEY, post } from './support/testHub.js';
+import { until } from './support/until.js';
 
 const server = await postgresServer();
 const runs = server.available && nginxAvailable();
@@ -75,4 +76,27 @@ describe.skipIf(!runs)('SignalR long polling across two hub processes on Postgre
     await send(cluster, 'via nginx');
     expect(dataOf((await client.poll()).M)).toEqual(['via nginx']);
   }, 120_000);
+
+  it('serves WebSockets through nginx (deploy/nginx.conf passes the upgrade on)', async () => {
+    const client = new RawSignalRClient(
+      cluster.url,
+      { SentinelName: 'Consumer', PackageName: 'Socket', AccessKey: DEV_KEY },
+      ['ConsumerHub'],
+      '1.5',
+    );
+    try {
+      await client.negotiate();
+      await client.openSocket();
+      expect((await client.invoke('ConsumerHub', 'SubscribeMessages', 'G')).E).toBeUndefined();
+      const sent = await post(cluster, 'consumer/SendMessage', consumer('Sender'), {
+        Scope: { Scope: 'Group', Args: ['G'] },
+        Key: 'K',
+        Data: 'ws',
+      });
+      expect(sent.status).toBe(204);
+      await until(() => client.of('ReceiveMessage').length === 1);
+    } finally {
+      client.close();
+    }
+  });
 });

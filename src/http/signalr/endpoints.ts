@@ -6,6 +6,7 @@
  * connection's subscriptions are in the store).
  */
 import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Context } from 'koa';
@@ -13,7 +14,6 @@ import { Gauge } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { hubError } from '../../errors.js';
-import type { HubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { HubServices, HubState } from '../context.js';
 import { clientGone } from '../context.js';
@@ -368,7 +368,7 @@ export function createSignalR(
     const { status, body } = errorAnswer(thrown, logger, '', '/signalr');
     const text = JSON.stringify(body);
     socket.end(
-      `HTTP/1.1 ${status} ${(thrown as HubError).code ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
     );
   }
 
