@@ -19,36 +19,15 @@ import type { MessageRecord, StateObjectUpdateRecord } from '../../hub/records.j
 import { matchesPattern } from '../../wildcard.js';
 import type { HubServices } from '../context.js';
 import { packageCallback } from './constellationHub.js';
+import type { ConnectionIds } from './connectionToken.js';
+import { encodeToken } from './connectionToken.js';
 import type { ClientInvocation, Frame } from './protocol.js';
+import { TakeSignal } from './takeSignal.js';
 
 export type TransportName = 'webSockets' | 'serverSentEvents' | 'longPolling';
 
 /** The hubs a connection may carry, by the name the server writes in `H`. */
 export type HubName = 'ConsumerHub' | 'ConstellationHub' | 'ControlHub';
-
-/** What the connection token names: the connection and its two subscriptions (GUIDs). */
-export interface ConnectionIds {
-  id: string;
-  messages: string;
-  stateObjects: string;
-}
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export const newConnectionIds = (): ConnectionIds => ({
-  id: randomUUID(),
-  messages: randomUUID(),
-  stateObjects: randomUUID(),
-});
-
-/** The opaque token clients echo: the three ids, dot-separated. */
-export const encodeToken = (ids: ConnectionIds) => `${ids.id}.${ids.messages}.${ids.stateObjects}`;
-
-export function decodeToken(token: string | undefined): ConnectionIds | undefined {
-  const parts = (token ?? '').split('.');
-  if (parts.length !== 3 || !parts.every((p) => GUID.test(p))) return undefined;
-  return { id: parts[0], messages: parts[1], stateObjects: parts[2] };
-}
 
 /** Frames a take found, and how to settle what the store delivered for them. */
 interface Batch {
@@ -71,40 +50,6 @@ const TAKE_LIMIT = 500;
 
 /** Recent pushed answers kept for /reconnect (ASP.NET keeps 1,000 messages per signal). */
 const REPLAY_ANSWERS = 100;
-
-/** A poll's signal the connection controls: aborted to stop waiting, told when the answer is settled. */
-class TakeSignal implements ClientSignal {
-  aborted = false;
-  private listeners: EventListenerObject[] = [];
-  private answered: ((sent: boolean) => void) | undefined;
-
-  addEventListener(_type: 'abort', listener: EventListenerObject): void {
-    if (!this.aborted && !this.listeners.includes(listener)) this.listeners.push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: EventListenerObject): void {
-    this.listeners = this.listeners.filter((l) => l !== listener);
-  }
-
-  whenAnswered(listener: (sent: boolean) => void): void {
-    this.answered = listener;
-  }
-
-  settle(sent: boolean): void {
-    const answered = this.answered;
-    this.answered = undefined;
-    answered?.(sent);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners;
-    this.listeners = [];
-    const event = new Event('abort');
-    for (const listener of listeners) listener.handleEvent(event);
-  }
-}
 
 interface Filter {
   sentinel: string;

@@ -14,13 +14,13 @@ import { Gauge } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { hubError } from '../../errors.js';
-import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { HubServices, HubState } from '../context.js';
 import { clientGone } from '../context.js';
 import { errorAnswer } from '../errorMapping.js';
 import { servedPrefix } from '../paths.js';
 import type { TransportName } from './connection.js';
-import { checkSameCaller, decodeToken, HubConnection, newConnectionIds } from './connection.js';
+import { checkSameCaller, HubConnection } from './connection.js';
+import { decodeToken, newConnectionIds } from './connectionToken.js';
 import type { HubTable } from './hubs.js';
 import { invoke } from './hubs.js';
 import type { Lookup } from './identity.js';
@@ -35,6 +35,8 @@ import {
   protocolVersion,
 } from './protocol.js';
 import type { ConnectionRegistry } from './registry.js';
+import type { Sink } from './requests.js';
+import { Closed, lookupOf, readForm } from './requests.js';
 
 /** What a hub does when a connection starts (OnConnected) or comes back (OnReconnected). */
 export interface HubLifecycle {
@@ -54,54 +56,6 @@ export interface SignalR {
 }
 
 const PATH = /^\/signalr\/([a-z]+)\/?$/i;
-
-/** The query string's and the headers' values, names compared case-insensitively. */
-function lookupOf(query: URLSearchParams, headers: IncomingMessage['headers']): Lookup {
-  const lowered = new Map<string, string>();
-  for (const [name, value] of query) if (!lowered.has(name.toLowerCase())) lowered.set(name.toLowerCase(), value);
-  return (name) => {
-    const lower = name.toLowerCase();
-    const header = headers[lower];
-    return lowered.get(lower) ?? (Array.isArray(header) ? header[0] : header);
-  };
-}
-
-/** A signal fired when a pushed transport closes. */
-class Closed implements ClientSignal {
-  aborted = false;
-  private listeners: EventListenerObject[] = [];
-  addEventListener(_type: 'abort', listener: EventListenerObject): void {
-    if (!this.aborted) this.listeners.push(listener);
-  }
-  removeEventListener(_type: 'abort', listener: EventListenerObject): void {
-    this.listeners = this.listeners.filter((l) => l !== listener);
-  }
-  fire(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    for (const listener of this.listeners.splice(0)) listener.handleEvent(new Event('abort'));
-  }
-}
-
-/** Where a pushed transport writes (a WebSocket, an SSE stream). */
-interface Sink {
-  /** Hands `text` to the socket: false when it is closed. */
-  send(text: string): boolean;
-  buffered(): number;
-  close(): void;
-}
-
-async function readForm(ctx: Context): Promise<URLSearchParams> {
-  if (ctx.method !== 'POST') return new URLSearchParams();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_INCOMING_BYTES) throw hubError('BodyTooLarge');
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
 
 export function createSignalR(
   services: HubServices,

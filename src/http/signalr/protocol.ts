@@ -8,7 +8,7 @@
 export function protocolVersion(clientProtocol: string | undefined): string {
   const asked = Number(clientProtocol);
   if (!clientProtocol || !Number.isFinite(asked)) return '1.2';
-  return String(Math.min(1.5, Math.max(1.2, asked))).replace(/^(\d)$/, '$1.0');
+  return String(Math.min(1.5, Math.max(1.2, asked)));
 }
 
 /** ASP.NET's defaults (DefaultConfigurationManager), in seconds; the hub's settings may shorten them. */
