@@ -17,6 +17,8 @@ import type { HttpServers } from './http/server.js';
 import { serveHttp } from './http/server.js';
 import type { FirstAdminKey } from './firstAdminKey.js';
 import { keepFirstAdminKey, pendingFirstAdminKey } from './firstAdminKey.js';
+import type { SignalR } from './http/signalr/index.js';
+import { signalr } from './http/signalr/index.js';
 import { createServices } from './hubServices.js';
 import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } from './hubStart.js';
 import { createLogger } from './logger.js';
@@ -99,6 +101,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   started.push(() => store.close());
   let services: HubServices;
   let servers: HttpServers;
+  let hubs: SignalR;
   let generatedAdminKey: string | undefined;
   let firstAdminKey: FirstAdminKey | undefined;
   const readiness = new Readiness((timeoutMs) => store.ping(timeoutMs), logger);
@@ -132,7 +135,14 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
     started.push(() => sweeper.stop());
     await processes.start();
     started.push(() => processes.stop());
-    servers = await serveHttp(createApp(services, readiness).callback(), addresses, options, logger);
+    hubs = signalr(services);
+    servers = await serveHttp(
+      createApp(services, readiness, hubs).callback(),
+      addresses,
+      options,
+      logger,
+      (req, socket, head) => hubs.upgrade(req, socket, head),
+    );
     await processes.listening(servers.hostUrls);
   } catch (error) {
     await stopStarted();
@@ -144,7 +154,10 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   const stop = () => {
     stopping ??= (async () => {
       readiness.stop();
-      await servers.close(() => notifier.endAll());
+      await servers.close(() => {
+        notifier.endAll();
+        hubs.close();
+      });
       await stopStarted();
     })();
     return stopping;

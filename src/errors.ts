@@ -174,6 +174,21 @@ export const ERRORS = {
     detail: "Run 'npm run build' (npm ci does it once) and reload the page.",
   },
   InternalError: { message: 'An error has occurred.' },
+
+  // SignalR (http/signalr): what a connection request names is not served
+  SignalRUnknownHub: { message: (f: { hub: string }) => `'${f.hub}' Hub could not be resolved.` },
+  SignalRHubNotAllowed: {
+    message: (f: { hub: string; reason: string }) => `This identity cannot connect to '${f.hub}': ${f.reason}.`,
+  },
+  SignalRBadRequest: { message: (f: { problem: string }) => `Not a SignalR request: ${f.problem}.` },
+  SignalRUnknownConnection: {
+    message: 'The connection token names no connection of this identity, or one that has ended.',
+    detail: 'Negotiate a new connection.',
+  },
+  SignalRTooManyConnections: {
+    message: (f: { credential: string; count: number }) =>
+      `The credential '${f.credential}' already has ${f.count} SignalR connections (the most allowed, HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL).`,
+  },
 } as const satisfies Record<string, Wording>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -58,6 +58,12 @@ export interface HubOptions {
   processHeartbeatMs: number;
   /** A process silent this long leaves the process list (HUB_PROCESS_FORGET_MS): a killed one. */
   processForgetMs: number;
+  /** SignalR connections one credential may hold at once in a process; past it, negotiate answers 429. */
+  signalrMaxConnectionsPerCredential: number;
+  /** A SignalR WebSocket or SSE stream whose unsent data passes this is closed (a reader too slow). */
+  signalrSendBufferBytes: number;
+  /** SignalR's ConnectionTimeout, DisconnectTimeout and keep-alive, in seconds (ASP.NET's 110, 30, 10). */
+  signalrTimings?: { connectionTimeoutS: number; disconnectTimeoutS: number; keepAliveS: number };
 }
 
 const integer = (min: number) => z.coerce.number().int().min(min);
@@ -99,6 +105,8 @@ const envSchema = z.object({
   // At most 5 s: a process starting beside a running one tells it by a heartbeat younger than 15 s.
   HUB_PROCESS_HEARTBEAT_MS: integer(100).max(5000).default(5000),
   HUB_PROCESS_FORGET_MS: integer(1000).default(60_000),
+  HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL: integer(1).default(200),
+  HUB_SIGNALR_SEND_BUFFER_BYTES: integer(65_536).default(4 * 1024 * 1024),
 });
 
 /** Defaults for every option; `overrides` wins. Tests use this with a temp data dir. */
@@ -131,6 +139,8 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     pgPollMs: 1000,
     processHeartbeatMs: 5000,
     processForgetMs: 60_000,
+    signalrMaxConnectionsPerCredential: 200,
+    signalrSendBufferBytes: 4 * 1024 * 1024,
     ...overrides,
   };
 }
@@ -177,5 +187,7 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     pgPollMs: e.HUB_PG_POLL_MS,
     processHeartbeatMs: e.HUB_PROCESS_HEARTBEAT_MS,
     processForgetMs: e.HUB_PROCESS_FORGET_MS,
+    signalrMaxConnectionsPerCredential: e.HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL,
+    signalrSendBufferBytes: e.HUB_SIGNALR_SEND_BUFFER_BYTES,
   });
 }

@@ -25,6 +25,7 @@ import type { Readiness } from './ops.js';
 import { opsRouter } from './ops.js';
 import { platformRouter } from './platform.js';
 import { requireCaller } from './requireCaller.js';
+import type { SignalR } from './signalr/index.js';
 
 /** The route an interface is mounted on: its prefix, then any action (`{*action}` may be empty). */
 const ANY_ACTION = '/{*action}';
@@ -182,12 +183,14 @@ function routes(services: HubServices, readiness: Readiness): Koa.Middleware<Hub
   return actions.before(table.routes() as unknown as Koa.Middleware<HubState>);
 }
 
-export function createApp(services: HubServices, readiness: Readiness): Koa<HubState> {
+export function createApp(services: HubServices, readiness: Readiness, signalr?: SignalR): Koa<HubState> {
   const app = new KoaApp<HubState>();
   // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
   app.proxy = services.options.trustProxy;
   app.use(requestMetrics(services, readiness));
   app.use(errorMapping(services.logger));
+  // SignalR answers CORS itself: pages on another origin send credentials, so Origin is echoed.
+  if (signalr) app.use(signalr.middleware);
   app.use(corsAndVary());
   app.use(routes(services, readiness));
   // Whatever no route answered: an unknown resource.

@@ -66,6 +66,11 @@ export const ERROR_STATUS = {
   // Firmware treats exactly 500 on a poll as "subscription lost" and re-subscribes (wire.md).
   SubscriptionNotFound: 500,
   InternalError: 500,
+  SignalRUnknownHub: 400,
+  SignalRHubNotAllowed: 403,
+  SignalRBadRequest: 400,
+  SignalRUnknownConnection: 400,
+  SignalRTooManyConnections: 429,
   DatabaseBusy: 503,
   ConsoleNotBuilt: 503,
 } as const satisfies Record<ErrorCode, number>;

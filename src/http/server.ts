@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ConfigurationError } from '../config/validate.js';
 import type { HubError } from '../errors.js';
@@ -16,10 +17,13 @@ import type { HubOptions } from '../settings.js';
 import { rootTargetKeeper } from './consoleAssets.js';
 import { markDetachable } from './detached.js';
 import { errorAnswer } from './errorMapping.js';
-import { collapseSlashes } from './paths.js';
+import { collapseSlashes, recordPrefix } from './paths.js';
 
 /** What Koa's `app.callback()` gives: it answers every error itself, so its promise never rejects. */
 type KoaCallback = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+
+/** A WebSocket upgrade (SignalR): true when it took the socket. Its target is rewritten as a request's. */
+export type UpgradeHandler = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 
 /** Connections the kernel may hold before the hub accepts them (capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -61,15 +65,15 @@ function rawAnswer(error: HubError, logger: Logger): { status: number; text: str
  * prefixes of Constellation did; anything outside every prefix is 404. A request for a prefix itself is
  * remembered for the console's redirect, and a long-poll's response is marked detachable.
  */
-function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): http.RequestListener {
+function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger, upgrade?: UpgradeHandler) {
   const keepRootTarget = rootTargetKeeper(prefixes);
   const lowered = prefixes.includes('') ? undefined : prefixes.map((p) => p.toLowerCase());
   const outside = rawAnswer(
     hubError('NoInterface', `The hub is served under ${prefixes.map((p) => `${p}/`).join(', ')}.`),
     logger,
   );
-  return (req, res) => {
-    keepRootTarget(req);
+  /** Rewrites the request's target for the app; false when it is outside every prefix. */
+  const retarget = (req: http.IncomingMessage): boolean => {
     const url = req.url ?? '/';
     if (lowered !== undefined || url.includes('//')) {
       const query = url.indexOf('?');
@@ -77,22 +81,33 @@ function requestTargets(prefixes: string[], app: KoaCallback, logger: Logger): h
       if (lowered !== undefined) {
         const lower = pathname.toLowerCase();
         const prefix = lowered.find((p) => lower === p || lower.startsWith(`${p}/`));
-        if (prefix === undefined) {
-          res.writeHead(outside.status, {
-            'Content-Type': 'application/json; charset=utf-8',
-            'Content-Length': Buffer.byteLength(outside.text),
-          });
-          res.end(outside.text);
-          return;
-        }
+        if (prefix === undefined) return false;
+        recordPrefix(req, pathname.slice(0, prefix.length));
         const rest = pathname.slice(prefix.length);
         pathname = rest.startsWith('/') ? rest : `/${rest}`;
       }
       req.url = `${pathname}${query < 0 ? '' : url.slice(query)}`;
     }
+    return true;
+  };
+  const request: http.RequestListener = (req, res) => {
+    keepRootTarget(req);
+    if (!retarget(req)) {
+      res.writeHead(outside.status, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(outside.text),
+      });
+      res.end(outside.text);
+      return;
+    }
     markDetachable(req.url as string, res);
     void app(req, res);
   };
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    if (!upgrade || !retarget(req) || !upgrade(req, socket, head)) socket.destroy();
+  };
+  return { request, onUpgrade };
 }
 
 /**
@@ -156,6 +171,7 @@ export async function serveHttp(
   addresses: ListenAddress[],
   options: HubOptions,
   logger: Logger,
+  upgrade?: UpgradeHandler,
 ): Promise<HttpServers> {
   const tls = addresses.some((a) => a.protocol === 'https')
     ? { cert: fs.readFileSync(options.tlsCertPath as string), key: fs.readFileSync(options.tlsKeyPath as string) }
@@ -171,11 +187,12 @@ export async function serveHttp(
   try {
     for (const group of groups.values()) {
       const prefixes = group.map((a) => a.prefix);
-      const handler = requestTargets(prefixes, app, logger);
+      const { request: handler, onUpgrade } = requestTargets(prefixes, app, logger, upgrade);
       const server =
         group[0].protocol === 'https' && tls
           ? https.createServer({ ...tls, ...serverOptions(options) }, handler)
           : http.createServer(serverOptions(options), handler);
+      server.on('upgrade', onUpgrade);
       servers.push(server);
       configureServer(server, options, logger);
       await listen(server, group[0]);

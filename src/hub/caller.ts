@@ -5,8 +5,8 @@ import type { CallerStore } from './ports/callers.js';
 
 export type InterfaceName = 'consumer' | 'platform' | 'management';
 
-/** Sender types on the wire (wire.md, `Sender.Type`): a consumer's message, a package's. */
-export const SenderType = { ConsumerHttp: 2, ConstellationHttp: 3 } as const;
+/** Sender types on the wire (wire.md, `Sender.Type`): a consumer's message, a package's, over SignalR or REST. */
+export const SenderType = { ConsumerHub: 0, ConstellationHub: 1, ConsumerHttp: 2, ConstellationHttp: 3 } as const;
 
 export interface Caller {
   interfaceName: InterfaceName;

@@ -22,6 +22,21 @@ export interface SendInput {
   sagaId?: string | null;
 }
 
+export interface SendOptions {
+  authorize: boolean;
+  /** Sent over a SignalR hub: Sender.Type says ConsumerHub or ConstellationHub (a saga reply's route). */
+  viaHub?: boolean;
+}
+
+const senderType = (sender: Caller, viaHub: boolean) =>
+  isPackageCaller(sender)
+    ? viaHub
+      ? SenderType.ConstellationHub
+      : SenderType.ConstellationHttp
+    : viaHub
+      ? SenderType.ConsumerHub
+      : SenderType.ConsumerHttp;
+
 export interface MessageCounters {
   /** A subscription fell behind the log's retention and missed this many log entries. */
   missed(subscriptionId: string, caller: Caller, count: number): void;
@@ -42,7 +57,7 @@ export class Messages {
    * it is addressed to. A saga reply (key `__Response` with a SagaId) is exempt from the sender's
    * message authorizations only while the sender has an unanswered request of that saga.
    */
-  async send(sender: Caller, input: SendInput, options = { authorize: true }): Promise<void> {
+  async send(sender: Caller, input: SendInput, options: SendOptions = { authorize: true }): Promise<void> {
     const scope = parseScope(input.scope);
     if (!input.key) throw hubError('MissingMessageKey');
     checkScopeArgs(scope, input.args);
@@ -54,7 +69,7 @@ export class Messages {
     const connectionId = await this.callers.connectionId(sender);
     const message = {
       senderConnectionId: connectionId,
-      senderType: isPackageCaller(sender) ? SenderType.ConstellationHttp : SenderType.ConsumerHttp,
+      senderType: senderType(sender, options.viaHub === true),
       senderFriendlyName: sender.friendlyName,
       scope: ScopeType[scope],
       args: JSON.stringify(input.args),

@@ -1,0 +1,389 @@
+/**
+ * ASP.NET SignalR 2's endpoints under `/signalr` (research/signalr.md §1.2): negotiate, connect,
+ * reconnect, start, send, poll, abort, ping, answered over long polling and server-sent events here
+ * (Koa), and over WebSockets on the HTTP server's upgrade (`upgrade`). Every request is authenticated
+ * again; a request naming a connection this process does not hold is served from its token (the
+ * connection's subscriptions are in the store).
+ */
+import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type Koa from 'koa';
+import type { Context } from 'koa';
+import { Gauge } from 'prom-client';
+import { WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import { hubError } from '../../errors.js';
+import type { HubServices, HubState } from '../context.js';
+import { clientGone } from '../context.js';
+import { errorAnswer } from '../errorMapping.js';
+import { servedPrefix } from '../paths.js';
+import type { TransportName } from './connection.js';
+import { checkSameCaller, HubConnection } from './connection.js';
+import { decodeToken, newConnectionIds } from './connectionToken.js';
+import type { HubTable } from './hubs.js';
+import { invoke } from './hubs.js';
+import type { Lookup } from './identity.js';
+import { checkHubRights, requestedHubs, signalrCaller } from './identity.js';
+import type { HubResult, SignalRTimings } from './protocol.js';
+import {
+  DEFAULT_TIMINGS,
+  MAX_INCOMING_BYTES,
+  negotiation,
+  parseInvocation,
+  persistentResponse,
+  protocolVersion,
+} from './protocol.js';
+import type { ConnectionRegistry } from './registry.js';
+import type { Sink } from './requests.js';
+import { Closed, lookupOf, readForm } from './requests.js';
+
+/** What a hub does when a connection starts (OnConnected) or comes back (OnReconnected). */
+export interface HubLifecycle {
+  connected(connection: HubConnection, reconnection: boolean, lookup: Lookup): Promise<void>;
+  /** Starts what the hubs watch for their connections (settings); returns its stop. */
+  watch(connections: ConnectionRegistry): () => void;
+}
+
+export interface SignalR {
+  /** Answers `/signalr/…` requests; passes every other one on. */
+  middleware: Koa.Middleware<HubState>;
+  /** A WebSocket upgrade of `/signalr/connect` or `/reconnect`: true when it took the socket. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  readonly connections: ConnectionRegistry;
+  /** Ends every connection (shutdown). */
+  close(): void;
+}
+
+const PATH = /^\/signalr\/([a-z]+)\/?$/i;
+
+export function createSignalR(
+  services: HubServices,
+  table: HubTable,
+  lifecycle: HubLifecycle,
+  connections: ConnectionRegistry,
+): SignalR {
+  const { options, logger } = services;
+  const timings: SignalRTimings = options.signalrTimings ?? DEFAULT_TIMINGS;
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
+  const stopWatching = lifecycle.watch(connections);
+
+  new Gauge({
+    name: 'hub_signalr_connections',
+    help: 'SignalR connections this process serves, by hub and transport',
+    labelNames: ['hub', 'transport'] as const,
+    registers: [services.metrics.registry],
+    collect() {
+      this.reset();
+      for (const { hub, transport, n } of connections.counts()) this.set({ hub, transport }, n);
+    },
+  });
+
+  const expireLater = (connection: HubConnection) =>
+    connection.expireAfter(timings.disconnectTimeoutS * 1000, () => connections.remove(connection));
+
+  /** The caller, or the refusal the REST interfaces give a wrong key (403), slowed as theirs. */
+  async function callerOf(lookup: Lookup, ip: string) {
+    const retryAfter = services.authFailures.blockedFor(ip);
+    if (retryAfter > 0) throw hubError('TooManyAuthFailures', { seconds: retryAfter });
+    const caller = signalrCaller(services, lookup);
+    if (caller) return caller;
+    logger.warn({ ip, sentinelName: lookup('SentinelName')?.slice(0, 128) }, 'SignalR authentication failed');
+    services.metrics.authFailures.inc();
+    const delay = await services.authFailures.failed(ip);
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    throw hubError('AccessDenied');
+  }
+
+  /** The connection the token names, as this caller's: held here, or served here from the store. */
+  async function connectionOf(lookup: Lookup, ip: string): Promise<HubConnection> {
+    const caller = await callerOf(lookup, ip);
+    const ids = decodeToken(lookup('connectionToken'));
+    if (!ids || connections.hasEnded(ids.id)) throw hubError('SignalRUnknownConnection');
+    const held = connections.get(ids.id);
+    if (held) {
+      checkSameCaller(held, caller);
+      return held;
+    }
+    const hubs = requestedHubs(lookup('connectionData'));
+    checkHubRights(caller, hubs);
+    const connection = new HubConnection(ids, caller, hubs, services, false);
+    await connection.openMessages().catch(() => {
+      throw hubError('SignalRUnknownConnection');
+    });
+    connections.add(connection);
+    return connection;
+  }
+
+  async function negotiate(ctx: Context, lookup: Lookup): Promise<void> {
+    const caller = await callerOf(lookup, ctx.ip);
+    const hubs = requestedHubs(lookup('connectionData'));
+    checkHubRights(caller, hubs);
+    const count = connections.countFor(caller.credential.name);
+    if (count >= options.signalrMaxConnectionsPerCredential)
+      throw hubError('SignalRTooManyConnections', { credential: caller.credential.name, count });
+    const connection = new HubConnection(newConnectionIds(), caller, hubs, services, true);
+    connections.add(connection);
+    expireLater(connection);
+    const prefix = servedPrefix(ctx.req);
+    ctx.body = negotiation(
+      `${prefix}/signalr`,
+      connection.token,
+      connection.ids.id,
+      protocolVersion(lookup('clientProtocol')),
+      timings,
+    );
+  }
+
+  function transportOf(lookup: Lookup): TransportName {
+    const transport = lookup('transport');
+    if (transport === 'longPolling' || transport === 'serverSentEvents' || transport === 'webSockets') return transport;
+    throw hubError('SignalRBadRequest', {
+      problem: `the transport '${String(transport).slice(0, 32)}' is not supported`,
+    });
+  }
+
+  /** Long polling: one answer now (connect) or after a wait (poll, reconnect). */
+  async function longPoll(ctx: Context, connection: HubConnection, action: string, messageId: string | undefined) {
+    connection.transport = 'longPolling';
+    connection.keep();
+    try {
+      if (action === 'connect') {
+        await connection.openMessages();
+        ctx.body = persistentResponse(connection.currentCursor, [], true);
+        return;
+      }
+      if (action === 'reconnect') await lifecycle.connected(connection, true, () => undefined);
+      ctx.body = await connection.poll(messageId, timings.connectionTimeoutS * 1000, clientGone(ctx));
+    } finally {
+      if (!connection.ended) expireLater(connection);
+    }
+  }
+
+  /** Serves a connection over a pushed transport until it closes: init or replay, then each answer. */
+  async function servePushed(
+    connection: HubConnection,
+    transport: TransportName,
+    sink: Sink,
+    closed: Closed,
+    action: string,
+    messageId: string | undefined,
+  ): Promise<void> {
+    connection.detach?.();
+    connection.keep();
+    connection.transport = transport;
+    const detach = () => sink.close();
+    connection.detach = detach;
+    const keepAlive = setInterval(() => sink.send('{}'), timings.keepAliveS * 1000);
+    try {
+      if (action === 'connect') {
+        await connection.openMessages();
+        sink.send(JSON.stringify(persistentResponse(connection.currentCursor, [], true)));
+      } else {
+        const replay = connection.replayAfter(messageId);
+        if (replay) sink.send(JSON.stringify(replay));
+        await lifecycle.connected(connection, true, () => undefined);
+      }
+      // A reader too slow lets the socket's buffer grow: looked at with each write, closed past the limit.
+      const write = (text: string) => {
+        const sent = sink.send(text);
+        if (sink.buffered() > options.signalrSendBufferBytes) {
+          logger.warn({ connection: connection.ids.id }, 'SignalR client too slow: connection closed');
+          sink.close();
+        }
+        return sent;
+      };
+      while (!closed.aborted && !connection.ended) {
+        await connection.push(timings.connectionTimeoutS * 1000, closed, write);
+      }
+    } catch (error) {
+      logger.warn({ err: error, connection: connection.ids.id }, 'SignalR connection stopped');
+    } finally {
+      clearInterval(keepAlive);
+      sink.close();
+      if (connection.detach === detach) {
+        connection.detach = undefined;
+        if (!connection.ended) expireLater(connection);
+      }
+    }
+  }
+
+  function serverSentEvents(ctx: Context, connection: HubConnection, action: string, messageId: string | undefined) {
+    const { res } = ctx;
+    ctx.respond = false;
+    res.writeHead(200, {
+      ...Object.fromEntries(Object.entries(ctx.response.headers).map(([k, v]) => [k, String(v)])),
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write('data: initialized\n\n');
+    const closed = new Closed();
+    res.on('close', () => closed.fire());
+    const sink: Sink = {
+      send: (text) => {
+        if (res.writableEnded || res.destroyed) return false;
+        res.write(`data: ${text}\n\n`);
+        return true;
+      },
+      buffered: () => res.writableLength,
+      close: () => {
+        if (res.writableLength > options.signalrSendBufferBytes) res.destroy();
+        else if (!res.writableEnded) res.end();
+      },
+    };
+    void servePushed(connection, 'serverSentEvents', sink, closed, action, messageId);
+  }
+
+  async function send(ctx: Context, connection: HubConnection, data: string | undefined): Promise<void> {
+    connection.keep();
+    try {
+      ctx.body = await call(connection, data);
+    } finally {
+      if (!connection.ended && connection.transport !== 'webSockets' && !connection.detach) expireLater(connection);
+    }
+  }
+
+  function call(connection: HubConnection, data: string | undefined): Promise<HubResult> {
+    const parsed = parseInvocation(data ?? '');
+    if ('error' in parsed) return Promise.resolve({ I: parsed.id, E: parsed.error });
+    return invoke(table, connection, parsed, services);
+  }
+
+  function cors(ctx: Context): void {
+    const origin = ctx.get('Origin');
+    if (!origin) return;
+    ctx.set('Access-Control-Allow-Origin', origin);
+    ctx.set('Access-Control-Allow-Credentials', 'true');
+    ctx.set('Vary', 'Origin');
+  }
+
+  const middleware: Koa.Middleware<HubState> = async (ctx, next) => {
+    const matched = PATH.exec(ctx.path);
+    if (!matched) return next();
+    cors(ctx);
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+      const asked = ctx.get('Access-Control-Request-Headers');
+      if (asked) ctx.set('Access-Control-Allow-Headers', asked);
+      ctx.set('Access-Control-Max-Age', '600');
+      ctx.status = 204;
+      return;
+    }
+    if (ctx.method !== 'GET' && ctx.method !== 'POST') throw hubError('MethodNotAllowed');
+    const action = matched[1].toLowerCase();
+    const form = await readForm(ctx);
+    const query = new URLSearchParams(ctx.querystring);
+    const lookup = lookupOf(query, ctx.req.headers);
+    const formValue = (name: string) => form.get(name) ?? lookup(name) ?? undefined;
+    ctx.set('Cache-Control', 'no-cache');
+    switch (action) {
+      case 'negotiate':
+        return negotiate(ctx, lookup);
+      case 'ping':
+        await callerOf(lookup, ctx.ip);
+        ctx.body = { Response: 'pong' };
+        return;
+      case 'connect':
+      case 'reconnect':
+      case 'poll': {
+        const connection = await connectionOf(lookup, ctx.ip);
+        const transport = transportOf(lookup);
+        if (transport === 'webSockets') throw hubError('SignalRBadRequest', { problem: 'WebSockets needs an upgrade' });
+        if (transport === 'serverSentEvents' && action !== 'poll')
+          return serverSentEvents(ctx, connection, action, lookup('messageId'));
+        return longPoll(ctx, connection, action, formValue('messageId'));
+      }
+      case 'start': {
+        const connection = await connectionOf(lookup, ctx.ip);
+        if (!connection.started) {
+          connection.started = true;
+          await lifecycle.connected(connection, false, lookup);
+        }
+        ctx.body = { Response: 'started' };
+        return;
+      }
+      case 'send':
+        return send(ctx, await connectionOf(lookup, ctx.ip), formValue('data'));
+      case 'abort': {
+        const connection = await connectionOf(lookup, ctx.ip);
+        connections.remove(connection);
+        ctx.body = '';
+        ctx.status = 200;
+        return;
+      }
+      default:
+        throw hubError('NotFound', { path: ctx.path });
+    }
+  };
+
+  /** Writes an error answer on a socket that asked for an upgrade, and closes it. */
+  function refuseUpgrade(socket: Duplex, thrown: unknown): void {
+    const { status, body } = errorAnswer(thrown, logger, '', '/signalr');
+    const text = JSON.stringify(body);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+
+  function serveSocket(ws: WebSocket, connection: HubConnection, action: string, messageId: string | undefined): void {
+    const closed = new Closed();
+    ws.on('close', () => closed.fire());
+    ws.on('error', () => closed.fire());
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
+      void call(connection, text).then(
+        (result) => {
+          if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(result));
+        },
+        () => undefined,
+      );
+    });
+    const sink: Sink = {
+      send: (text) => {
+        if (ws.readyState !== ws.OPEN) return false;
+        ws.send(text);
+        return true;
+      },
+      buffered: () => ws.bufferedAmount,
+      // A reader too slow would never read the close frame either.
+      close: () => {
+        if (ws.bufferedAmount > options.signalrSendBufferBytes) ws.terminate();
+        else if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
+      },
+    };
+    void servePushed(connection, 'webSockets', sink, closed, action, messageId);
+  }
+
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = new URL(req.url ?? '/', 'http://hub');
+    const matched = PATH.exec(url.pathname);
+    const action = matched?.[1].toLowerCase();
+    if (action !== 'connect' && action !== 'reconnect') return false;
+    const lookup = lookupOf(url.searchParams, req.headers);
+    const ip = req.socket.remoteAddress ?? '';
+    connectionOf(lookup, ip)
+      .then(
+        (connection) => {
+          if (lookup('transport') !== 'webSockets')
+            throw hubError('SignalRBadRequest', { problem: 'not the webSockets transport' });
+          sockets.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, connection, action, lookup('messageId')));
+        },
+        (thrown: unknown) => refuseUpgrade(socket, thrown),
+      )
+      .catch((thrown: unknown) => refuseUpgrade(socket, thrown));
+    return true;
+  }
+
+  return {
+    middleware,
+    upgrade,
+    connections,
+    close: () => {
+      stopWatching();
+      connections.endAll();
+      for (const client of sockets.clients) client.terminate();
+    },
+  };
+}
