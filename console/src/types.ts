@@ -1,4 +1,4 @@
-import type { HubProcessRecord } from '../../src/http/management/records.js';
+import type { HubProcessRecord, SignalRConnectionRecord } from '../../src/http/management/records.js';
 
 /** The hub's wire records, as docs/api.md gives them. */
 export interface StateObject {
@@ -109,10 +109,15 @@ export interface ServerStatus {
   License: License;
   /** Every process, the one that answered (whose figures are the ones above) marked `Self`. */
   Processes: HubProcessRecord[];
+  /** The SignalR connections the answering process holds now (not the other processes'). */
+  Connections: SignalRConnectionRecord[];
 }
 
 /** One row of `management/server/processes`: the server's definition, shared (types only). */
 export type { HubProcessRecord as HubProcess } from '../../src/http/management/records.js';
+
+/** One SignalR connection of the answering process (`Connections` in `management/server/status`). */
+export type { SignalRConnectionRecord as SignalRConnection } from '../../src/http/management/records.js';
 
 export interface License {
   Licensee: string;

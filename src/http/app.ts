@@ -141,7 +141,7 @@ function corsAndVary(): Koa.Middleware<HubState> {
 }
 
 /** Every path: the interfaces under their prefixes, the console's page, the operational endpoints. */
-function routes(services: HubServices, readiness: Readiness): Koa.Middleware<HubState> {
+function routes(services: HubServices, readiness: Readiness, signalr?: SignalR): Koa.Middleware<HubState> {
   const readBody = bodyReader(services);
   const table = new Router<HubState>();
   const actions = new ActionIndex();
@@ -176,7 +176,7 @@ function routes(services: HubServices, readiness: Readiness): Koa.Middleware<Hub
   mount('/rest/consumer', 'consumer', consumerRouter(services));
   mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));
   mount('/rest/constellation', 'platform', platformRouter('/rest/constellation', services));
-  mount('/rest/management', 'management', managementRouter(services));
+  mount('/rest/management', 'management', managementRouter(services, () => signalr?.connections.list() ?? []));
   // The console's page: / redirects to it, /console/… serves its files.
   table.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
   table.use(opsRouter(services, readiness).routes());
@@ -192,7 +192,7 @@ export function createApp(services: HubServices, readiness: Readiness, signalr?:
   // SignalR answers CORS itself: pages on another origin send credentials, so Origin is echoed.
   if (signalr) app.use(signalr.middleware);
   app.use(corsAndVary());
-  app.use(routes(services, readiness));
+  app.use(routes(services, readiness, signalr));
   // Whatever no route answered: an unknown resource.
   app.use((ctx) => {
     throw hubError('NotFound', { path: ctx.path });

@@ -142,7 +142,7 @@ const management: Operation[] = [
     method: 'get',
     path: `${m}/server/status`,
     summary:
-      "The answering process's version, start, uptime and own counts, the database's counts, and the process list, in one answer (for the console).",
+      "The answering process's version, start, uptime and own counts, the database's counts, the process list, and the answering process's SignalR connections (who, credential name, hubs, transport, since), in one answer (for the console).",
   },
   {
     method: 'get',

@@ -3,6 +3,7 @@ import { authenticationHeaders, HubFailure, hubUrl, management } from '../api';
 import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
 import { formatDuration } from '../format';
 import type { License, ServerStatus } from '../types';
+import { ServerConnections } from './ServerConnections';
 import { allProcesses, processName, ServerProcesses } from './ServerProcesses';
 
 interface OpenApiOperation {
@@ -247,6 +248,7 @@ export function Server() {
             </div>
           </dl>
           <ServerProcesses processes={s.Processes} />
+          <ServerConnections connections={s.Connections} />
           <h2>License</h2>
           <p>
             {s.License.Edition} for {s.License.Licensee}

@@ -6,14 +6,22 @@ import type Router from '@koa/router';
 import { serializeConfiguration } from '../../config/xmlFile.js';
 import type { HubServices, HubState } from '../context.js';
 import type { HubProcess } from '../../hub/processRegistry.js';
-import type { HubProcessRecord } from './records.js';
+import type { LiveConnection } from '../signalr/registry.js';
+import type { HubProcessRecord, SignalRConnectionRecord } from './records.js';
+
+/** The SignalR connections of the serving process, read when asked. */
+export type LiveConnections = () => LiveConnection[];
 
 interface MetricValue {
   value: number;
   labels: Record<string, string | number>;
 }
 
-export function registerConsoleEndpoints(router: Router<HubState>, services: HubServices): void {
+export function registerConsoleEndpoints(
+  router: Router<HubState>,
+  services: HubServices,
+  liveConnections: LiveConnections,
+): void {
   const { overview, metrics, management, processes } = services;
 
   router.get('/overview', async (ctx) => {
@@ -49,6 +57,7 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
       StateObjectSubscriptions: sum('hub_subscriptions', (v) => v.labels.kind === 'state_objects'),
       License: await management.license.record(),
       Processes: list.map(processRecord),
+      Connections: liveConnections().map(connectionRecord),
     };
   });
   router.get('/server/processes', async (ctx) => {
@@ -65,6 +74,16 @@ export function registerConsoleEndpoints(router: Router<HubState>, services: Hub
 const SHOWN_METRICS = ['hub_dropped_messages_total', 'hub_state_objects', 'hub_queued_messages', 'hub_subscriptions'];
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Who holds the connection by name only: the credential's name, never its key. */
+const connectionRecord = (c: LiveConnection): SignalRConnectionRecord => ({
+  Id: c.id,
+  Who: c.who,
+  Credential: c.credential,
+  Hubs: c.hubs,
+  Transport: c.transport ?? null,
+  Since: c.since,
+});
 
 const processRecord = (p: HubProcess): HubProcessRecord => ({
   Id: p.id,

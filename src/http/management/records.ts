@@ -22,3 +22,22 @@ export interface HubProcessRecord {
   /** The process that answered this request. */
   Self: boolean;
 }
+
+/**
+ * One row of `Connections` in `GET management/server/status`: a SignalR connection the answering process
+ * holds now.
+ */
+export interface SignalRConnectionRecord {
+  /** The connection id (the `ConnectionId` its messages carry as `Sender`). */
+  Id: string;
+  /** `<Sentinel>/<Package>` for a package, `Consumer/<PackageName>` for a consumer. */
+  Who: string;
+  /** The name of the credential it authenticated with (never its key). */
+  Credential: string;
+  /** The hubs it joined: ConsumerHub, ControlHub, ConstellationHub. */
+  Hubs: string[];
+  /** webSockets, serverSentEvents or longPolling; null between negotiate and connect. */
+  Transport: string | null;
+  /** When it connected. */
+  Since: string;
+}

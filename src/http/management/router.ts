@@ -23,6 +23,7 @@ import {
 } from './bodies.js';
 import { jsonBody, limitParam, pathName, queryParam, timeoutParam } from '../request.js';
 import { registerRepositoryRoutes } from './repository.js';
+import type { LiveConnections } from './console.js';
 import { registerConsoleEndpoints } from './console.js';
 
 const PREFIX = '/rest/management';
@@ -48,7 +49,11 @@ function sinceParam(ctx: Context): number | undefined {
   return ms;
 }
 
-export function managementRouter(services: HubServices): Router<HubState> {
+/**
+ * `liveConnections`: the SignalR connections the serving process holds now (none when it serves no
+ * SignalR), listed by `server/status`.
+ */
+export function managementRouter(services: HubServices, liveConnections: LiveConnections): Router<HubState> {
   const router = new Router<HubState>({ prefix: PREFIX });
   const { descriptors, packageLogs } = services;
   const { configurationFile, sentinels, instances, credentials, license } = services.management;
@@ -199,6 +204,6 @@ export function managementRouter(services: HubServices): Router<HubState> {
   });
 
   registerRepositoryRoutes(router, services);
-  registerConsoleEndpoints(router, services);
+  registerConsoleEndpoints(router, services, liveConnections);
   return router;
 }
