@@ -6,7 +6,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDE, buildConsoleIfStale, launchChromium, screenshot } from './support/browser.js';
-import { ADMIN_KEY, hubsOn } from './support/testHub.js';
+import { RawSignalRClient } from './support/signalrClient.js';
+import { ADMIN_KEY, DEV_KEY, hubsOn } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -19,6 +20,7 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
   let b: TestHub;
   let browser: Browser;
   let page: Page;
+  const clients: RawSignalRClient[] = [];
   beforeAll(async () => {
     buildConsoleIfStale();
     database = await testDatabase(server);
@@ -35,6 +37,7 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     page.setDefaultTimeout(10_000);
   }, 120_000);
   afterAll(async () => {
+    clients.forEach((c) => c.close());
     await browser?.close();
     await a?.stop();
     await b?.stop();
@@ -73,5 +76,36 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
       (await card('Refused authentications')) === (await cell('Refused authentications'));
     await expect.poll(agree).toBe(true);
     await screenshot(page, 'server-processes', { narrow: true, fullPage: true });
+  });
+
+  it("lists the serving process's own SignalR connections: who, credential, hubs, transport, since", async () => {
+    const connected = async (url: string, who: Record<string, string>, hubName: string, transport: string) => {
+      const c = new RawSignalRClient(url, { ...who, AccessKey: DEV_KEY }, [hubName], '1.5');
+      clients.push(c);
+      await c.negotiate();
+      if (transport === 'webSockets') await c.openSocket();
+      else await c.connectLongPolling();
+      await c.start(transport);
+      return c;
+    };
+    const none = page.getByLabel('No SignalR connections');
+    await none.waitFor();
+    const packageHost = await connected(
+      a.url,
+      { SentinelName: 'S1', PackageName: 'P1' },
+      'ConstellationHub',
+      'webSockets',
+    );
+    // Another process's connection is that process's to list, not the serving one's.
+    await connected(b.url, { SentinelName: 'Consumer', PackageName: 'Elsewhere' }, 'ConsumerHub', 'longPolling');
+    const table = page.getByRole('table', { name: 'SignalR connections' });
+    // The page refreshes every 5 s.
+    await table.waitFor({ timeout: 30_000 });
+    const rows = await table.locator('tbody tr').allInnerTexts();
+    expect(rows).toHaveLength(1);
+    for (const text of ['S1/P1', 'Dev', 'ConstellationHub', 'WebSockets']) expect(rows[0]).toContain(text);
+    expect(rows[0]).not.toContain(DEV_KEY);
+    expect((await packageHost.request('abort', { transport: 'webSockets' }, {})).status).toBe(200);
+    await none.waitFor({ timeout: 30_000 });
   });
 });
