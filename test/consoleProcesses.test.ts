@@ -105,6 +105,7 @@ describe.skipIf(!server.available)("the console's list of hub processes", () => 
     expect(rows).toHaveLength(1);
     for (const text of ['S1/P1', 'Dev', 'ConstellationHub', 'WebSockets']) expect(rows[0]).toContain(text);
     expect(rows[0]).not.toContain(DEV_KEY);
+    expect(await table.locator('tbody tr td[data-label="Since"]').innerText()).toMatch(/\d/);
     expect((await packageHost.request('abort', { transport: 'webSockets' }, {})).status).toBe(200);
     await none.waitFor({ timeout: 30_000 });
   });

@@ -176,7 +176,11 @@ function routes(services: HubServices, readiness: Readiness, signalr?: SignalR):
   mount('/rest/consumer', 'consumer', consumerRouter(services));
   mount('/rest/platform', 'platform', platformRouter('/rest/platform', services));
   mount('/rest/constellation', 'platform', platformRouter('/rest/constellation', services));
-  mount('/rest/management', 'management', managementRouter(services, () => signalr?.connections.list() ?? []));
+  mount(
+    '/rest/management',
+    'management',
+    managementRouter(services, () => signalr?.connections.list() ?? []),
+  );
   // The console's page: / redirects to it, /console/… serves its files.
   table.all(['/', '/console', '/console/{*file}'], consoleAssets() as unknown as RouterMiddleware<HubState>);
   table.use(opsRouter(services, readiness).routes());
