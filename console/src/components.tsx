@@ -74,6 +74,14 @@ export function Time({ iso }: { iso: string | null | undefined }) {
   );
 }
 
+/** One figure of a `<dl class="stats">`: its label and its value. */
+export const Stat = ({ label, children }: { label: string; children: ComponentChildren }) => (
+  <div>
+    <dt>{label}</dt>
+    <dd>{children}</dd>
+  </div>
+);
+
 export const Num = ({ value }: { value: number }) => <span class="num">{formatNumber(value)}</span>;
 
 /** A JSON value as it is; objects and arrays collapsible (open when small). */

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { management } from '../api';
-import { ErrorAlert, Num, Page, Time, useLoad } from '../components';
+import { ErrorAlert, Num, Page, Stat, Time, useLoad } from '../components';
 import { formatDuration, formatNumber } from '../format';
 import type { OverviewSentinel, ServerStatus } from '../types';
 import { allProcesses } from './ServerProcesses';
@@ -47,51 +47,29 @@ export function Overview() {
       <ErrorAlert error={overview.error ?? status.error} />
       {s && all ? (
         <dl class="stats" aria-label="Server">
-          <div>
-            <dt>Version</dt>
-            <dd>{s.Version}</dd>
-          </div>
-          <div>
-            <dt>License</dt>
-            <dd>
-              {s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}
-            </dd>
-          </div>
+          <Stat label="Version">{s.Version}</Stat>
+          <Stat label="License">
+            {s.License.Edition} ({s.License.Licensee}){s.License.IsExpired ? ' — expired' : ''}
+          </Stat>
           {all.listed > 1 ? (
-            <div>
-              <dt>Processes answering</dt>
-              <dd>
-                <Num value={all.alive} />
-              </dd>
-            </div>
+            <Stat label="Processes answering">
+              <Num value={all.alive} />
+            </Stat>
           ) : (
-            <div>
-              <dt>Uptime</dt>
-              <dd>{formatDuration(s.UptimeSeconds)}</dd>
-            </div>
+            <Stat label="Uptime">{formatDuration(s.UptimeSeconds)}</Stat>
           )}
-          <div>
-            <dt>Waiting long-polls</dt>
-            <dd>
-              <Num value={all.waitingLongPolls} />
-            </dd>
-          </div>
-          <div>
-            <dt>Requests per second</dt>
-            <dd>{rate === undefined ? 'measuring…' : formatNumber(Math.round(rate * 10) / 10)}</dd>
-          </div>
-          <div>
-            <dt>StateObjects</dt>
-            <dd>
-              <Num value={s.StateObjects} />
-            </dd>
-          </div>
-          <div>
-            <dt>Queued messages</dt>
-            <dd>
-              <Num value={s.QueuedMessages} />
-            </dd>
-          </div>
+          <Stat label="Waiting long-polls">
+            <Num value={all.waitingLongPolls} />
+          </Stat>
+          <Stat label="Requests per second">
+            {rate === undefined ? 'measuring…' : formatNumber(Math.round(rate * 10) / 10)}
+          </Stat>
+          <Stat label="StateObjects">
+            <Num value={s.StateObjects} />
+          </Stat>
+          <Stat label="Queued messages">
+            <Num value={s.QueuedMessages} />
+          </Stat>
         </dl>
       ) : null}
       <h2>Sentinels</h2>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { authenticationHeaders, HubFailure, hubUrl, management } from '../api';
-import { ErrorAlert, Num, Page, Time, useAction, useLoad } from '../components';
+import { ErrorAlert, Num, Page, Stat, Time, useAction, useLoad } from '../components';
 import { formatDuration } from '../format';
 import type { License, ServerStatus } from '../types';
 import { ServerConnections } from './ServerConnections';
@@ -164,44 +164,23 @@ export function Server() {
             The process that served this page: {processName(self)}, marked in the table below.
           </p>
           <dl class="stats" aria-label="This process">
-            <div>
-              <dt>Version</dt>
-              <dd>{s.Version}</dd>
-            </div>
-            <div>
-              <dt>Started</dt>
-              <dd>
-                <Time iso={s.StartedAt} />
-              </dd>
-            </div>
-            <div>
-              <dt>Uptime</dt>
-              <dd>{formatDuration(s.UptimeSeconds)}</dd>
-            </div>
-            <div>
-              <dt>Requests served</dt>
-              <dd>
-                <Num value={s.RequestsTotal} />
-              </dd>
-            </div>
-            <div>
-              <dt>Refused authentications</dt>
-              <dd>
-                <Num value={s.AuthFailures} />
-              </dd>
-            </div>
-            <div>
-              <dt>Waiting long-polls</dt>
-              <dd>
-                <Num value={s.WaitingLongPolls} />
-              </dd>
-            </div>
-            <div>
-              <dt>Dropped messages</dt>
-              <dd>
-                <Num value={s.DroppedMessages} />
-              </dd>
-            </div>
+            <Stat label="Version">{s.Version}</Stat>
+            <Stat label="Started">
+              <Time iso={s.StartedAt} />
+            </Stat>
+            <Stat label="Uptime">{formatDuration(s.UptimeSeconds)}</Stat>
+            <Stat label="Requests served">
+              <Num value={s.RequestsTotal} />
+            </Stat>
+            <Stat label="Refused authentications">
+              <Num value={s.AuthFailures} />
+            </Stat>
+            <Stat label="Waiting long-polls">
+              <Num value={s.WaitingLongPolls} />
+            </Stat>
+            <Stat label="Dropped messages">
+              <Num value={s.DroppedMessages} />
+            </Stat>
           </dl>
           <h2>The whole hub</h2>
           <p class="muted">
@@ -209,43 +188,25 @@ export function Server() {
             every process.
           </p>
           <dl class="stats" aria-label="The whole hub">
-            <div>
-              <dt>Processes answering</dt>
-              <dd>
-                <Num value={all.alive} />
-                {all.listed > all.alive ? <span class="muted small"> of {all.listed}</span> : null}
-              </dd>
-            </div>
-            <div>
-              <dt>Waiting long-polls, all processes</dt>
-              <dd>
-                <Num value={all.waitingLongPolls} />
-              </dd>
-            </div>
-            <div>
-              <dt>StateObjects</dt>
-              <dd>
-                <Num value={s.StateObjects} />
-              </dd>
-            </div>
-            <div>
-              <dt>Queued messages</dt>
-              <dd>
-                <Num value={s.QueuedMessages} />
-              </dd>
-            </div>
-            <div>
-              <dt>Message subscriptions</dt>
-              <dd>
-                <Num value={s.MessageSubscriptions} />
-              </dd>
-            </div>
-            <div>
-              <dt>StateObject subscriptions</dt>
-              <dd>
-                <Num value={s.StateObjectSubscriptions} />
-              </dd>
-            </div>
+            <Stat label="Processes answering">
+              <Num value={all.alive} />
+              {all.listed > all.alive ? <span class="muted small"> of {all.listed}</span> : null}
+            </Stat>
+            <Stat label="Waiting long-polls, all processes">
+              <Num value={all.waitingLongPolls} />
+            </Stat>
+            <Stat label="StateObjects">
+              <Num value={s.StateObjects} />
+            </Stat>
+            <Stat label="Queued messages">
+              <Num value={s.QueuedMessages} />
+            </Stat>
+            <Stat label="Message subscriptions">
+              <Num value={s.MessageSubscriptions} />
+            </Stat>
+            <Stat label="StateObject subscriptions">
+              <Num value={s.StateObjectSubscriptions} />
+            </Stat>
           </dl>
           <ServerProcesses processes={s.Processes} />
           <ServerConnections connections={s.Connections} />
