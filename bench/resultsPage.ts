@@ -105,11 +105,10 @@ function scenariosTable(scenarios: NonNullable<Results['scenarios']>): string {
 
 function signalrSection(signalr: NonNullable<Results['signalr']>, date: string): string {
   const lines = signalr.rows.map((row) => {
-    const goal = `${row.goal.at === 'most' ? '≤' : '≥'} ${round(row.goal.ratio)}×`;
-    return (
-      `| ${row.what} | ${row.signalr} ${row.unit} | ${row.baseline} ${row.unit} (${row.against}) | ${row.ratio}× | ` +
-      `${goal}: **${goalMet(row) ? 'met' : 'not met'}** | ${row.load} |`
-    );
+    const goal = row.goal
+      ? `${row.goal.at === 'most' ? '≤' : '≥'} ${row.goal.ratio}×: **${goalMet(row) ? 'met' : 'not met'}**`
+      : '—';
+    return `| ${row.what} | ${row.signalr} ${row.unit} | ${row.baseline} ${row.unit} (${row.against}) | ${row.ratio}× | ${goal} | ${row.load} |`;
   });
   return (
     '## SignalR over WebSockets against the REST long-poll (issue 32)\n\n' +
@@ -128,8 +127,6 @@ function signalrSection(signalr: NonNullable<Results['signalr']>, date: string):
     `${lines.join('\n')}\n\n`
   );
 }
-
-const round = (v: number) => Math.round(v * 100) / 100;
 
 export function writeResults(results: Results): void {
   fs.writeFileSync(JSON_FILE, `${JSON.stringify(results, null, 2)}\n`);

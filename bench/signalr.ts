@@ -39,11 +39,13 @@ export interface SignalrRow {
   /** What the baseline is. */
   against: string;
   ratio: number;
-  goal: { ratio: number; at: 'most' | 'least' };
+  /** Issue 32's goal for the ratio, when it sets one. */
+  goal?: { ratio: number; at: 'most' | 'least' };
   load: number;
 }
 
-export const goalMet = (row: SignalrRow) => (row.goal.at === 'most' ? row.ratio <= row.goal.ratio : row.ratio >= row.goal.ratio);
+export const goalMet = ({ goal, ratio }: SignalrRow) =>
+  goal === undefined || (goal.at === 'most' ? ratio <= goal.ratio : ratio >= goal.ratio);
 
 const round = (v: number, places = 2) => Math.round(v * 10 ** places) / 10 ** places;
 
@@ -148,7 +150,15 @@ async function wakeMemoryThroughput(settings: SignalrSettings, log: (row: Signal
     const samples = { ws: [] as number[], rest: [] as number[] };
     for (let k = 0; k < settings.wakeSamples; k++) {
       // Single samples in alternation, each side first in turn.
-      for (const [name, worker] of k % 2 ? ([['rest', rest], ['ws', ws]] as const) : ([['ws', ws], ['rest', rest]] as const))
+      for (const [name, worker] of k % 2
+        ? ([
+            ['rest', rest],
+            ['ws', ws],
+          ] as const)
+        : ([
+            ['ws', ws],
+            ['rest', rest],
+          ] as const))
         samples[name].push(...(await worker.ask<{ times: number[] }>({ type: 'wake', samples: 1 }, 'woken')).times);
     }
     for (const name of ['ws', 'rest'] as const) {
@@ -193,11 +203,18 @@ async function wakeMemoryThroughput(settings: SignalrSettings, log: (row: Signal
   }
   const idle = `${n.toLocaleString('en')} idle WebSocket connections`;
   add(
-    row(`push throughput, 64 clients, ${idle}`, 'req/s', rate.idle, rate.none, 'no connections', { ratio: 0.9, at: 'least' }, pushLoads, 0),
+    row(
+      `push throughput, 64 clients, ${idle}`,
+      'req/s',
+      rate.idle,
+      rate.none,
+      'no connections',
+      { ratio: 0.9, at: 'least' },
+      pushLoads,
+      0,
+    ),
   );
-  add(
-    row(`CPU per push, 64 clients, ${idle}`, 'µs', cpu.idle, cpu.none, 'no connections', { ratio: 1 / 0.9, at: 'most' }, pushLoads, 1),
-  );
+  add(row(`CPU per push, 64 clients, ${idle}`, 'µs', cpu.idle, cpu.none, 'no connections', undefined, pushLoads, 1));
   await ws.close();
   await wsHub.stop();
   await empty.stop();

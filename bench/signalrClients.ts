@@ -80,7 +80,9 @@ async function openSocket(i: number): Promise<void> {
   if (started.status !== 200) throw new Error(`start answered ${started.status}: ${started.body}`);
   await new Promise<void>((resolve) => {
     subscribed = resolve;
-    socket.send(JSON.stringify({ H: 'ConsumerHub', M: 'SubscribeStateObjects', A: ['*', '*', nameOf(i), '*'], I: '0' }));
+    socket.send(
+      JSON.stringify({ H: 'ConsumerHub', M: 'SubscribeStateObjects', A: ['*', '*', nameOf(i), '*'], I: '0' }),
+    );
   });
 }
 
@@ -139,10 +141,7 @@ async function wake(samples: number): Promise<number[]> {
 
 async function fan(round: number): Promise<number> {
   if (setup.kind === 'rest') await untilPolling();
-  const all = Array.from(
-    { length: setup.count },
-    (_, i) => new Promise<number>((resolve) => arrived.set(i, resolve)),
-  );
+  const all = Array.from({ length: setup.count }, (_, i) => new Promise<number>((resolve) => arrived.set(i, resolve)));
   const sent = performance.now();
   await push('Fan', round);
   const last = Math.max(...(await Promise.all(all)));
