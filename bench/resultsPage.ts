@@ -122,7 +122,8 @@ function signalrSection(signalr: NonNullable<Results['signalr']>, date: string):
     'object, from sending the push to the last client having it, the long-pollers re-polling at once. Memory: the hub’s ' +
     'RSS growth per client once all are connected and subscribed (one sample). Throughput: 64 closed-loop REST pushers ' +
     'against a hub holding the 1,000 idle WebSocket connections and one holding none, in alternation. Ratios are SignalR ' +
-    '÷ baseline, medians of the per-turn ratios.\n\n' +
+    '÷ baseline, medians of the per-turn ratios (on a busy machine not always the ratio of the figures, which are medians ' +
+    'of the turns).\n\n' +
     '| what | SignalR (WebSockets) | baseline | ratio | goal (issue 32) | load |\n|---|---|---|---|---|---|\n' +
     `${lines.join('\n')}\n\n`
   );
@@ -146,7 +147,7 @@ export function writeResults(results: Results): void {
       'How to run: `npm run bench` (a few minutes; writes this page and benchmarks.json), `-- --turns 9` for more turns, ' +
       '`-- --before <dir>` to measure an older build beside this one (a `dist` built inside the repository, so it finds ' +
       'node_modules), `-- --all` to add the other scenarios below, `-- --only <names>` for some scenarios without touching ' +
-      'this page. Nchan is measured when nginx and its module are installed (Debian: `nginx libnginx-mod-nchan`); nothing is ' +
+      'this page (`-- --only signalr --page` to rewrite it all the same, the tables not measured kept from benchmarks.json). Nchan is measured when nginx and its module are installed (Debian: `nginx libnginx-mod-nchan`); nothing is ' +
       'installed by the benchmark.\n\n' +
       'How the figures came about, what was tried and why the code is as it is: [benchmark-notes.md](benchmark-notes.md).\n\n' +
       `## The REST hot path against its floor and Nchan (issue 33)\n\n` +
