@@ -69,14 +69,7 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
       max: 1,
     });
     await migratePostgres(db).finally(() => db.destroy());
-    const pool = createPool({
-      url: options.url,
-      role: 'copy',
-      sync: 'full',
-      lockWaitMs: 10_000,
-      log: options.log,
-      max: 1,
-    });
+    const pool = copyPool(options);
     try {
       const client = await pool.connect();
       try {
@@ -109,20 +102,17 @@ const HUB_TABLES = new Set([
   ...['state_object_filters', 'state_objects', 'subscriptions', 'kysely_migration', 'kysely_migration_lock'],
 ]);
 
+/** One connection to the target database, for the copy's own statements. */
+const copyPool = (options: CopyFromSqliteOptions) =>
+  createPool({ url: options.url, role: 'copy', sync: 'full', lockWaitMs: 10_000, log: options.log, max: 1 });
+
 /**
  * Refuses, before anything is created in it, a database holding any table (or view) the hub's
  * migrations do not make: the hub's tables belong in a database of their own, and the copy must not
  * leave its tables among someone else's.
  */
 async function refuseForeignTables(options: CopyFromSqliteOptions): Promise<void> {
-  const pool = createPool({
-    url: options.url,
-    role: 'copy',
-    sync: 'full',
-    lockWaitMs: 10_000,
-    log: options.log,
-    max: 1,
-  });
+  const pool = copyPool(options);
   try {
     const { rows } = await pool.query<{ name: string; database: string }>(
       `select case when n.nspname = 'public' then c.relname else n.nspname || '.' || c.relname end as name,
