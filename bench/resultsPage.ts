@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FloorRow, Subject } from './floor.js';
 import type { Row } from './postgres.js';
+import type { SignalrRow } from './signalr.js';
+import { goalMet } from './signalr.js';
 import { ROOT } from './support.js';
 
 export interface Results {
@@ -23,10 +25,19 @@ export interface Results {
   profile: { fn: string; percent: number }[];
   /** The other scenarios: this run's, or kept from an earlier `--all` run (with its date). */
   scenarios?: { date: string; command: string; rows: Row[] };
+  /** Issue 32's table (bench/signalr.ts): this run's, or kept from the run that last measured it. */
+  signalr?: { date: string; command: string; turns: number; load: [number, number]; rows: SignalrRow[] };
 }
 
 const FILE = path.join(ROOT, 'docs', 'benchmarks.md');
 const JSON_FILE = path.join(ROOT, 'docs', 'benchmarks.json');
+
+/** The page's figures as the last run wrote them, if they are in the current shape. */
+export function previousResults(): Results | undefined {
+  if (!fs.existsSync(JSON_FILE)) return undefined;
+  const previous = JSON.parse(fs.readFileSync(JSON_FILE, 'utf8')) as Partial<Results>;
+  return previous.floor ? (previous as Results) : undefined;
+}
 
 /** The other scenarios of the previous run, to keep when this one did not measure them. */
 export function previousScenarios(): Results['scenarios'] {
@@ -92,6 +103,32 @@ function scenariosTable(scenarios: NonNullable<Results['scenarios']>): string {
   return ['| Scenario | Measure | Value | Note |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+function signalrSection(signalr: NonNullable<Results['signalr']>, date: string): string {
+  const lines = signalr.rows.map((row) => {
+    const goal = row.goal
+      ? `${row.goal.at === 'most' ? '≤' : '≥'} ${row.goal.ratio}×: **${goalMet(row) ? 'met' : 'not met'}**`
+      : '—';
+    return `| ${row.what} | ${row.signalr} ${row.unit} | ${row.baseline} ${row.unit} (${row.against}) | ${row.ratio}× | ${goal} | ${row.load} |`;
+  });
+  return (
+    '## SignalR over WebSockets against the REST long-poll (issue 32)\n\n' +
+    `Measured ${signalr.date === date ? 'in this run' : `on ${signalr.date}`} by \`${signalr.command}\` ` +
+    `(${signalr.turns} turn${signalr.turns === 1 ? '' : 's'}; one-minute load average ${signalr.load[0]} at its start, ` +
+    `${signalr.load[1]} at its end). SQLite, \`HUB_SYNC=normal\`; every hub its own process, every side's clients in a ` +
+    'worker process of their own (bench/signalrClients.ts: raw `ws` connections to ConsumerHub, each subscribed with ' +
+    '`SubscribeStateObjects`, or REST long-pollers each on its own keep-alive connection), the worker also sending the ' +
+    'pushes it times. Wake-up: 1,000 clients each following its own object, single samples in alternation, from sending ' +
+    'the push to the client having its `UpdateStateObject` (or its GetStateObjects answer). Fan-out: 1,000 clients of one ' +
+    'object, from sending the push to the last client having it, the long-pollers re-polling at once. Memory: the hub’s ' +
+    'RSS growth per client once all are connected and subscribed (one sample). Throughput: 64 closed-loop REST pushers ' +
+    'against a hub holding the 1,000 idle WebSocket connections and one holding none, in alternation. Ratios are SignalR ' +
+    '÷ baseline, medians of the per-turn ratios (on a busy machine not always the ratio of the figures, which are medians ' +
+    'of the turns).\n\n' +
+    '| what | SignalR (WebSockets) | baseline | ratio | goal (issue 32) | load |\n|---|---|---|---|---|---|\n' +
+    `${lines.join('\n')}\n\n`
+  );
+}
+
 export function writeResults(results: Results): void {
   fs.writeFileSync(JSON_FILE, `${JSON.stringify(results, null, 2)}\n`);
   const before = results.before ? ` "before" is ${results.before}, measured in the same run.` : '';
@@ -110,7 +147,7 @@ export function writeResults(results: Results): void {
       'How to run: `npm run bench` (a few minutes; writes this page and benchmarks.json), `-- --turns 9` for more turns, ' +
       '`-- --before <dir>` to measure an older build beside this one (a `dist` built inside the repository, so it finds ' +
       'node_modules), `-- --all` to add the other scenarios below, `-- --only <names>` for some scenarios without touching ' +
-      'this page. Nchan is measured when nginx and its module are installed (Debian: `nginx libnginx-mod-nchan`); nothing is ' +
+      'this page (`-- --only signalr --page` to rewrite it all the same, the tables not measured kept from benchmarks.json). Nchan is measured when nginx and its module are installed (Debian: `nginx libnginx-mod-nchan`); nothing is ' +
       'installed by the benchmark.\n\n' +
       'How the figures came about, what was tried and why the code is as it is: [benchmark-notes.md](benchmark-notes.md).\n\n' +
       `## The REST hot path against its floor and Nchan (issue 33)\n\n` +
@@ -123,6 +160,7 @@ export function writeResults(results: Results): void {
       'Memory: RSS growth per waiting poll, each on its own connection. Bare Node answers held polls from memory ' +
       '(bench/bareLongPoll.ts); Nchan 1.3 publishes over HTTP to long-poll subscribers (bench/nchan.ts).\n\n' +
       `${floorTable(results)}\n\n` +
+      (results.signalr ? signalrSection(results.signalr, results.date) : '') +
       `## Where a push's time goes (the hub at 64 clients, self time)\n\n| Self | Function |\n|---|---|\n${profile}\n\n` +
       scenarios,
   );

@@ -3,13 +3,16 @@
  * loopback HTTP with keep-alive connections, and writes docs/benchmarks.md and docs/benchmarks.json
  * (bench/resultsPage.ts). On a shared 2-core machine only ratios against baselines measured in the same
  * run mean much. By default it measures issue 33's table (bench/floor.ts: the hub against bare Koa,
- * bare Node and Nchan) and profiles a push, in a few minutes; flags:
+ * bare Node and Nchan) and issue 32's (bench/signalr.ts: SignalR over WebSockets against the REST
+ * long-poll) and profiles a push, in a few minutes; flags:
  *   --turns N      more turns (3 by default; wake-up samples 100 per turn)
  *   --before DIR   an older build (a dist directory inside the repository) measured beside this one
  *   --all          also the other scenarios: push, wakeup, fanout, listeners, messages, storm (one SQLite
  *                  process), pg-push, pg-wakeup, pg-fanout, pg-idle (PostgreSQL, bench/postgres.ts)
- *   --only a,b     those scenarios only (`floor`, the names above, the groups `sqlite` and `postgres`),
- *                  printed, the docs left alone (or BENCH_ONLY=a,b)
+ *   --only a,b     those scenarios only (`floor`, `signalr`, the names above, the groups `sqlite` and
+ *                  `postgres`), printed, the docs left alone (or BENCH_ONLY=a,b)
+ *   --page         with --only: the page rewritten all the same, this run's tables (floor, signalr) new and
+ *                  the others kept from docs/benchmarks.json
  *   --quick        everything shorter (or BENCH_QUICK=1)
  */
 import autocannon from 'autocannon';
@@ -22,7 +25,10 @@ import { floorTable, loadAverage } from './floor.js';
 import type { Row } from './postgres.js';
 import { postgresFanOut, postgresIdlePolls, postgresPush, postgresWakeUp } from './postgres.js';
 import { topSelfTime } from './profile.js';
-import { previousScenarios, writeResults } from './resultsPage.js';
+import type { Results } from './resultsPage.js';
+import { previousResults, previousScenarios, writeResults } from './resultsPage.js';
+import type { SignalrRow } from './signalr.js';
+import { signalrTable } from './signalr.js';
 import type { Server } from './support.js';
 import {
   device,
@@ -430,7 +436,7 @@ function onlyScenarios(): string[] | undefined {
   const list = option('only', 'BENCH_ONLY');
   if (list === undefined) return undefined;
   const names = list.split(',').flatMap((name) => GROUPS[name] ?? [name]);
-  const known = ['floor', ...Object.values(GROUPS).flat()];
+  const known = ['floor', 'signalr', ...Object.values(GROUPS).flat()];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0)
     throw new Error(`unknown scenario ${unknown.join(', ')}: choose from ${known.join(', ')}, sqlite, postgres`);
@@ -462,13 +468,21 @@ async function main(): Promise<void> {
   console.log(`hub benchmarks — ${started.toISOString()} — ${machine}${QUICK ? ' (quick)' : ''}\n`);
   const only = onlyScenarios();
   const all = process.argv.includes('--all');
-  const runs = (name: string) => (only ? only.includes(name) : name === 'floor' || all);
+  const runs = (name: string) => (only ? only.includes(name) : name === 'floor' || name === 'signalr' || all);
   const turns = Number(option('turns', 'BENCH_TURNS') ?? (QUICK ? 1 : 3));
   const before = option('before', 'BENCH_BEFORE');
   let floor: FloorRow[] = [];
   if (runs('floor')) {
     floor = await floorTable(
       { turns, wakeSamples: QUICK ? 50 : 100 * turns, idleDevices: QUICK ? 2000 : 10_000, before },
+      (row) => console.log(JSON.stringify(row)),
+    );
+  }
+  let signalr: SignalrRow[] = [];
+  const signalrLoad = loadAverage();
+  if (runs('signalr')) {
+    signalr = await signalrTable(
+      { turns, wakeSamples: QUICK ? 30 : 100, fanRounds: QUICK ? 2 : 3, seconds: QUICK ? 1 : 2, clients: 1000 },
       (row) => console.log(JSON.stringify(row)),
     );
   }
@@ -485,12 +499,22 @@ async function main(): Promise<void> {
   if (runs('pg-wakeup')) await postgresWakeUp(record);
   if (runs('pg-fanout')) await postgresFanOut(record);
   if (runs('pg-idle')) await postgresIdlePolls(record);
+  const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  const signalrSection: Results['signalr'] = runs('signalr')
+    ? { date: started.toISOString(), command, turns, load: [signalrLoad, loadAverage()], rows: signalr }
+    : previousResults()?.signalr;
+  if (only && process.argv.includes('--page')) {
+    const previous = previousResults();
+    if (!previous) throw new Error('--page needs a docs/benchmarks.json to keep the other tables from');
+    writeResults({ ...previous, ...(runs('floor') ? { floor } : {}), signalr: signalrSection });
+    console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md (the tables not measured kept)');
+    process.exit(0);
+  }
   if (only) {
     console.log('\n--only run: docs/benchmarks.* left as they were');
     process.exit(0);
   }
   const profile = await profilePush();
-  const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   writeResults({
     date: started.toISOString(),
     minutes: Math.round((Date.now() - started.getTime()) / 6000) / 10,
@@ -502,6 +526,7 @@ async function main(): Promise<void> {
     floor,
     profile,
     scenarios: all ? { date: started.toISOString(), command, rows } : previousScenarios(),
+    signalr: signalrSection,
   });
   console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md');
   process.exit(0);
