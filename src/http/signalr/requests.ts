@@ -1,7 +1,7 @@
 /** What the SignalR endpoints read of a request, and what a pushed transport writes to. */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { hubError } from '../../errors.js';
+import getRawBody from 'raw-body';
 import type { ClientSignal } from '../../hub/clientSignal.js';
 import type { Lookup } from './identity.js';
 import { MAX_INCOMING_BYTES } from './protocol.js';
@@ -42,15 +42,13 @@ export interface Sink {
   close(): void;
 }
 
-/** A POST's form body (`data`, `messageId`), refused past 64 KB. */
+/**
+ * A POST's form body (`data`, `messageId`), refused past 64 KB with raw-body's 413 (errorMapping.ts).
+ * raw-body stops reading without destroying the request, so the refusal's lingering close can read the
+ * rest (lingeringClose.ts); a loop that broke out of the request's iterator destroyed it, and Koa
+ * answered the destroyed request with a plain 500.
+ */
 export async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (ctx.method !== 'POST') return new URLSearchParams();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_INCOMING_BYTES) throw hubError('BodyTooLarge');
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return new URLSearchParams(await getRawBody(ctx.req, { limit: MAX_INCOMING_BYTES, encoding: 'utf8' }));
 }
