@@ -1,6 +1,6 @@
 /**
  * What gap-free numbering costs on this machine (issue 22): write batches per second into the message
- * log with its head row (store/postgres/logs.ts, writers of one log take turns for one statement plus
+ * log with its head row (store/postgres/connections/logs.ts, writers of one log take turns for one statement plus
  * COMMIT) against the same insert numbered by a plain sequence (writers in parallel, numbers that can
  * be skipped by a reader), at 1, 2 and 4 concurrent writers, `synchronous_commit=on`.
  *
@@ -12,10 +12,10 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { createPool, numberTypes } from '../src/store/postgres/pool.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
-import { appendMessages } from '../src/store/postgres/logs.js';
-import type { NewMessage } from '../src/store/postgres/logs.js';
+import { createPool, numberTypes } from '../src/store/postgres/connections/pool.js';
+import { migratePostgres } from '../src/store/postgres/connections/migrate.js';
+import { appendMessages } from '../src/store/postgres/connections/logs.js';
+import type { NewMessage } from '../src/store/postgres/connections/logs.js';
 
 const ADMIN = process.env.HUB_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);

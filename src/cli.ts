@@ -9,15 +9,15 @@ import { parseArgs } from 'node:util';
 import { ConfigurationError } from './config/validate.js';
 import type { Hub } from './createHub.js';
 import { startHub } from './createHub.js';
-import { DataDirectoryInUse, existingDataDirectory, lockDataDirectory } from './db/dataDirectory.js';
+import { DataDirectoryInUse, existingDataDirectory, lockDataDirectory } from './dataDirectory.js';
 import path from 'node:path';
-import { exportConfiguration, importConfiguration } from './hub/configurationSharedStart.js';
+import { exportConfiguration, importConfiguration } from './hub/configuration/configurationSharedStart.js';
 import type { Logger } from 'pino';
 import { usageOf } from './cliUsage.js';
 import type { FirstAdminKey } from './firstAdminKey.js';
 import { forgetFirstAdminKey, keptFirstAdminKey } from './firstAdminKey.js';
 import { createLogger } from './logger.js';
-import { postgresProblem, redactedUrl } from './postgresProblems.js';
+import { postgresProblem, redactedUrl } from './store/postgres/connections/problems.js';
 import type { HubOptions } from './settings.js';
 import { optionsFromEnvironment } from './settings.js';
 import { HUB_VERSION } from './version.js';
@@ -96,7 +96,7 @@ async function configCommand(
   }
   let opened;
   try {
-    const { openConfigurationDocuments } = await import('./store/postgres/configuration.js');
+    const { openConfigurationDocuments } = await import('./store/postgres/ports/configuration.js');
     opened = await openConfigurationDocuments({
       url,
       sync: 'full',
@@ -159,7 +159,7 @@ async function migrate(options: HubOptions): Promise<void> {
     failed((error as Error).message);
   }
   try {
-    const { copySqliteToPostgres } = await import('./store/postgres/fromSqlite.js');
+    const { copySqliteToPostgres } = await import('./store/copy/fromSqlite.js');
     const report = await copySqliteToPostgres({ sqliteFile, url, log: createLogger(options.logLevel) });
     for (const [table, n] of Object.entries(report)) console.log(`${table}: ${n}`);
     console.log(`copied into ${redactedUrl(url)}: start the hub with HUB_DATABASE_URL set`);

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { startingConfiguration } from './config/configFile.js';
-import type { OpenedDatabase } from './db/open.js';
-import { lockDataDirectory } from './db/dataDirectory.js';
-import { SharedConfiguration } from './hub/configurationShared.js';
-import { Notifier } from './hub/notifier.js';
+import type { OpenedDatabase } from './store/sqlite/database/open.js';
+import { lockDataDirectory } from './dataDirectory.js';
+import { SharedConfiguration } from './hub/configuration/configurationShared.js';
+import { Notifier } from './hub/polls/notifier.js';
 import { Readiness } from './hub/readiness.js';
 import { createApp } from './http/app.js';
 import type { HubServices } from './http/context.js';
@@ -24,7 +24,7 @@ import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } fro
 import { createLogger } from './logger.js';
 import { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
-import { AUTH_FAILURE_CHANNEL, CONFIGURATION_CHANNEL } from './store/postgres/channels.js';
+import { AUTH_FAILURE_CHANNEL, CONFIGURATION_CHANNEL } from './store/postgres/feed/channels.js';
 
 export interface Hub {
   /** `http://HOST:PORT` (plus the first listen URI's path prefix) once started. */
@@ -53,7 +53,7 @@ export interface Hub {
 
 /**
  * Starts a hub on `options.dataDir`, which it holds alone until stopped: a second hub on the same
- * directory fails here with DataDirectoryInUse naming the first one's pid (db/dataDirectory.ts).
+ * directory fails here with DataDirectoryInUse naming the first one's pid (dataDirectory.ts).
  */
 export async function startHub(options: HubOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hub> {
   const dataDirLock = lockDataDirectory(options.dataDir);

@@ -6,9 +6,9 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigurationError } from './config/validate.js';
-import type { OpenedDatabase } from './db/open.js';
-import type { SharedStartingConfiguration } from './hub/configurationSharedStart.js';
-import { sharedStartingConfiguration } from './hub/configurationSharedStart.js';
+import type { OpenedDatabase } from './store/sqlite/database/open.js';
+import type { SharedStartingConfiguration } from './hub/configuration/configurationSharedStart.js';
+import { sharedStartingConfiguration } from './hub/configuration/configurationSharedStart.js';
 import { checkServable } from './http/server.js';
 import type { ListenAddress } from './listen.js';
 import { listenAddresses } from './listen.js';
@@ -16,8 +16,8 @@ import type { HubStore } from './hub/ports/hubStore.js';
 import type { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
 // Types only: each engine's modules load when it is the one chosen (a hub on SQLite never loads `pg`).
-import type { Announcements, CrossProcessWakeUps } from './store/postgres/crossProcess.js';
-import type { OwnCommits } from './store/postgres/ownCommits.js';
+import type { Announcements, CrossProcessWakeUps } from './store/postgres/feed/crossProcess.js';
+import type { OwnCommits } from './store/postgres/feed/ownCommits.js';
 
 /**
  * The store engine `options` choose: PostgreSQL with HUB_DATABASE_URL (with `own`, what its writes
@@ -42,7 +42,7 @@ export async function openStore(
   if (options.databaseUrl) {
     const [{ openPostgresHubStore }, { OwnCommits }] = await Promise.all([
       import('./store/postgres/hubStore.js'),
-      import('./store/postgres/ownCommits.js'),
+      import('./store/postgres/feed/ownCommits.js'),
     ]);
     // `own` records what this process commits, which its cross-process feed need not read back.
     const own = new OwnCommits();
@@ -68,7 +68,8 @@ export async function crossProcessFeed(
   own?: OwnCommits,
 ): Promise<CrossProcessWakeUps | undefined> {
   if (!options.databaseUrl) return undefined;
-  const { registerCrossProcessMetrics, startCrossProcessWakeUps } = await import('./store/postgres/crossProcess.js');
+  const { registerCrossProcessMetrics, startCrossProcessWakeUps } =
+    await import('./store/postgres/feed/crossProcess.js');
   const feed = await startCrossProcessWakeUps({
     url: options.databaseUrl,
     sync: options.sync,

@@ -1,7 +1,7 @@
 /**
  * The `*` pattern language of the interfaces' filters (`name=Temperature*`): `*` is any run of
  * characters (none included) and every other character stands for itself. One definition in memory for
- * the hub (authorization rules, the notifier, through hub/patterns.ts) and for the SQLite store (the
+ * the hub (authorization rules, the notifier, through hub/access/patterns.ts) and for the SQLite store (the
  * exact test after it narrowed a filter, store/sqlite/glob.ts), so both decide "matches" alike. Plain
  * TypeScript: no engine, no hub.
  *

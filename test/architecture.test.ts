@@ -2,9 +2,9 @@
  * The ports are the seam a second engine plugs into (docs/architecture.md): the domain (src/hub) owns
  * them (src/hub/ports), the engines (src/store) implement them, and the domain and the HTTP layer
  * (src/http) never import an engine. This reads the source and fails when a file — or a module outside
- * src/store it imports, however indirectly — imports SQLite, Kysely, src/db or src/store.
+ * src/store it imports, however indirectly — imports SQLite, Kysely or src/store.
  * Errors have one catalogue (src/errors.ts): only it constructs a HubError, only src/http knows their
- * statuses, only src/db names SQLite's error codes.
+ * statuses, only the SQLite engine's database folder names SQLite's error codes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,9 +13,9 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const storeDir = path.join(src, 'store');
-const dbDir = path.join(src, 'db');
+const sqliteDatabaseDir = path.join(storeDir, 'sqlite', 'database');
 
-/** Packages that are the SQLite engine: only src/store and src/db may use them. */
+/** Packages that are the SQLite engine: only src/store may use them. */
 const ENGINE_PACKAGES = ['better-sqlite3', 'kysely'];
 
 const hubDir = path.join(src, 'hub');
@@ -26,7 +26,7 @@ const portsDir = path.join(hubDir, 'ports');
  * domain code with no state and no I/O, which an engine needs to speak the ports' language.
  */
 const DOMAIN_FOR_THE_STORE: Record<string, string> = {
-  'clientSignal.ts': "the type of the abort signal a poll's `take` is given (the long-poll domain)",
+  'polls/clientSignal.ts': "the type of the abort signal a poll's `take` is given (the long-poll domain)",
   'messageAddresses.ts':
     "who a message is addressed to, shared by the store's reads and the notifier's index so both decide alike",
   'scope.ts': 'the scope numbers a message row carries (ScopeType): All and Others name no targets in their args',
@@ -89,7 +89,7 @@ function problemsOf(file: string, seen = new Set<string>(), via: string[] = [], 
     }
     if (!specifier.startsWith('.')) continue;
     const target = resolveRelative(file, specifier);
-    if (inside(dbDir, target) || inside(storeDir, target)) problems.push(`${chain} imports ${rel(target)}`);
+    if (inside(storeDir, target)) problems.push(`${chain} imports ${rel(target)}`);
     else if (fs.existsSync(target)) problems.push(...problemsOf(target, seen, [...via, rel(file)]));
   }
   return problems;
@@ -102,11 +102,11 @@ describe('the store is the only way to the database', () => {
     const files = layers.flatMap(sourceFiles);
     expect(files.length).toBeGreaterThan(30);
     // The check itself sees an import when there is one.
-    expect(specifiers(path.join(src, 'createHub.ts'))).toContain('./db/open.js');
+    expect(specifiers(path.join(src, 'createHub.ts'))).toContain('./hub/polls/notifier.js');
   });
 
   for (const layer of layers) {
-    it(`no module of src/${path.basename(layer)} imports SQLite, Kysely, src/db or src/store, directly or through another module`, () => {
+    it(`no module of src/${path.basename(layer)} imports SQLite, Kysely or src/store, directly or through another module`, () => {
       const problems = sourceFiles(layer).flatMap((file) => problemsOf(file));
       expect(problems).toEqual([]);
     });
@@ -152,8 +152,7 @@ describe('the store is the only way to the database', () => {
       .filter((t) => layers.some((layer) => inside(layer, t)))
       .filter(
         (t) =>
-          !inside(portsDir, t) &&
-          !(path.dirname(t) === hubDir && Object.hasOwn(DOMAIN_FOR_THE_STORE, path.basename(t))),
+          !inside(portsDir, t) && !(inside(hubDir, t) && Object.hasOwn(DOMAIN_FOR_THE_STORE, path.relative(hubDir, t))),
       )
       .map((t) => `${rel(file)} imports ${rel(t)}`);
 
@@ -184,19 +183,19 @@ describe('the store is the only way to the database', () => {
     ).toEqual([]);
   });
 
-  it('keeps the notifier behind its interfaces: only createHub.ts names the Notifier class (hub/wakeUps.ts)', () => {
-    const notifier = path.join(src, 'hub', 'notifier.ts');
+  it('keeps the notifier behind its interfaces: only createHub.ts names the Notifier class (hub/polls/wakeUps.ts)', () => {
+    const notifier = path.join(src, 'hub', 'polls', 'notifier.ts');
     const importers = sourceFiles(src)
       .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === notifier))
       .map(rel);
     expect(importers).toEqual(['src/createHub.ts']);
-    // Its waiters (hub/waiter.ts) are the notifier's alone.
-    const waiter = path.join(src, 'hub', 'waiter.ts');
+    // Its waiters (hub/polls/waiter.ts) are the notifier's alone.
+    const waiter = path.join(src, 'hub', 'polls', 'waiter.ts');
     expect(
       sourceFiles(src)
         .filter((file) => specifiers(file).some((s) => s.startsWith('.') && resolveRelative(file, s) === waiter))
         .map(rel),
-    ).toEqual(['src/hub/notifier.ts']);
+    ).toEqual(['src/hub/polls/notifier.ts']);
     // …and the classes are what the interfaces describe, so a second implementation can take their place.
     expect(code(notifier)).toMatch(/class Notifier implements WakeUps\b/);
     expect(code(waiter)).toMatch(/class Waiter implements PollWaiter\b/);
@@ -208,8 +207,8 @@ describe('the store is the only way to the database', () => {
         specifiers(file)
           .filter((s) => s.startsWith('.'))
           .map((s) => resolveRelative(file, s))
-          .filter((t) => path.dirname(t) === hubDir)
-          .map((t) => path.basename(t)),
+          .filter((t) => inside(hubDir, t) && !inside(portsDir, t))
+          .map((t) => path.relative(hubDir, t)),
       ),
     );
     for (const [name, reason] of Object.entries(DOMAIN_FOR_THE_STORE)) {
@@ -248,16 +247,16 @@ describe('one error catalogue', () => {
     ).toContain(errorMapping);
   });
 
-  it("SQLite's error codes stay below the store: only src/db names SQLITE_ (db/busy.ts turns SQLITE_BUSY into DatabaseBusy)", () => {
+  it("SQLite's error codes stay below the store: only store/sqlite/database names SQLITE_ (store/sqlite/database/busy.ts turns SQLITE_BUSY into DatabaseBusy)", () => {
     // A code such as SQLITE_BUSY, not a name that merely contains it (LAST_SQLITE_MIGRATION).
     const names = (text: string) => /(?<!\w)SQLITE_[A-Z]/.test(text);
     const naming = (file: string) => names(code(file));
     expect(
       sourceFiles(src)
-        .filter((file) => !inside(dbDir, file) && naming(file))
+        .filter((file) => !inside(sqliteDatabaseDir, file) && naming(file))
         .map(rel),
     ).toEqual([]);
-    expect(naming(path.join(dbDir, 'busy.ts'))).toBe(true);
+    expect(naming(path.join(sqliteDatabaseDir, 'busy.ts'))).toBe(true);
     expect([names("code === 'SQLITE_BUSY'"), names('const LAST_SQLITE_MIGRATION = 1')]).toEqual([true, false]);
   });
 });

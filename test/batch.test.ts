@@ -1,10 +1,10 @@
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BatcherOptions } from '../src/db/batch.js';
-import { TransactionBatcher } from '../src/db/batch.js';
-import type { OpenedDatabase } from '../src/db/open.js';
-import { closeDatabase, openDatabase } from '../src/db/open.js';
+import type { BatcherOptions } from '../src/store/sqlite/database/batch.js';
+import { TransactionBatcher } from '../src/store/sqlite/database/batch.js';
+import type { OpenedDatabase } from '../src/store/sqlite/database/open.js';
+import { closeDatabase, openDatabase } from '../src/store/sqlite/database/open.js';
 import { tempDir } from './support/testHub.js';
 
 let opened: OpenedDatabase | undefined;

@@ -14,7 +14,7 @@
  *   every acknowledged saga request reaches its package, and every acknowledged saga reply reaches its
  *   caller, or it is counted by the hub as missed (the log retention is far above what the run sends,
  *   so none is). A message received twice is a duplicate: counted, and allowed (at-least-once after a
- *   crash: an answer in flight when its process or PostgreSQL died is delivered again, hub/deliveries.ts);
+ *   crash: an answer in flight when its process or PostgreSQL died is delivered again, hub/polls/deliveries.ts);
  * - no poll answers empty while a write it matches had been acknowledged, and the poll waiting on the hub,
  *   for more than the tail reader's fallback interval (1 s) before it was answered, not counting the time PostgreSQL was down or the processes were
  *   recovering from its restart: a failure when strict; otherwise each such poll (past MARGIN_MS more,

@@ -1,6 +1,6 @@
 /**
  * The light abort signal a long-poll gets over HTTP (http/context.ts, clientGone) behaves as
- * ClientSignal promises (hub/clientSignal.ts): like an AbortSignal, every listener added and not removed
+ * ClientSignal promises (hub/polls/clientSignal.ts): like an AbortSignal, every listener added and not removed
  * hears a client that went away, once; a listener added twice is one.
  */
 import http from 'node:http';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientGone } from '../src/http/context.js';
-import type { ClientSignal } from '../src/hub/clientSignal.js';
+import type { ClientSignal } from '../src/hub/polls/clientSignal.js';
 import { until } from './support/until.js';
 
 const servers: http.Server[] = [];

@@ -2,8 +2,8 @@
 import { Migrator, sql } from 'kysely';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { migrations } from '../migrations/index.js';
-import { closeDatabase, migrateToLatest, openDatabase } from '../src/db/open.js';
+import { migrations } from '../migrations/sqlite/index.js';
+import { closeDatabase, migrateToLatest, openDatabase } from '../src/store/sqlite/database/open.js';
 import { tempDir } from './support/testHub.js';
 
 describe('migration 0010', () => {

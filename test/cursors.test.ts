@@ -117,7 +117,7 @@ describe('StateObject cursors', () => {
       await sleep(200);
       expect(tombstones()).toBe(1);
       expect(await poll(h, id)).toEqual([['T', 'deleted']]);
-      // Written, that answer's delivery stays pending until the next poll (hub/deliveries.ts): a crash
+      // Written, that answer's delivery stays pending until the next poll (hub/polls/deliveries.ts): a crash
       // before it reads the tombstone again.
       await sleep(200);
       expect(tombstones()).toBe(1);

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hubOptions } from '../src/settings.js';
-import { AuthFailureThrottle } from '../src/hub/authFailureThrottle.js';
+import { AuthFailureThrottle } from '../src/hub/access/authFailureThrottle.js';
 import { consumer, DEV_KEY, get, hubsStoppedAfterEach, pkg } from './support/testHub.js';
 import { firmwareRequest, RawConnection } from './support/rawHttp.js';
 import { storedStateOf } from './support/storedState.js';

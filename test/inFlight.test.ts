@@ -1,5 +1,5 @@
 /**
- * Deliveries whose answer dies in flight (issue 22, hub/deliveries.ts): a hub process killed between a
+ * Deliveries whose answer dies in flight (issue 22, hub/polls/deliveries.ts): a hub process killed between a
  * poll's COMMIT and its answer (a real child process, SIGKILLed by the test-only
  * HUB_TEST_DIE_BEFORE_ANSWER hook) loses nothing: the next poll, after a restart on SQLite or on another
  * process on PostgreSQL, gets the same messages and StateObjects again, and then not again. A normal

@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Migration, MigrationProvider } from 'kysely';
 import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrations } from '../migrations/index.js';
-import { closeDatabase, openDatabase } from '../src/db/open.js';
+import { migrations } from '../migrations/sqlite/index.js';
+import { closeDatabase, openDatabase } from '../src/store/sqlite/database/open.js';
 import { dataOf, namesAndValues, pollMessages, pollStateObjects } from './support/subscriptions.js';
 import { consumer, get, hubsStoppedAfterEach, pkg, tempDir } from './support/testHub.js';
 

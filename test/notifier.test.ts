@@ -1,6 +1,6 @@
 /** The notifier decides in memory which waiting polls a change concerns, and wakes only those. */
 import { describe, expect, it } from 'vitest';
-import { Notifier } from '../src/hub/notifier.js';
+import { Notifier } from '../src/hub/polls/notifier.js';
 import { isAddressedTo } from '../src/hub/messageAddresses.js';
 import type { MessageAddresses } from '../src/hub/messageAddresses.js';
 import type { StateObjectPatterns } from '../src/hub/ports/stateObjects.js';

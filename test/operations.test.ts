@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
-import { DataDirectoryInUse } from '../src/db/dataDirectory.js';
+import { DataDirectoryInUse } from '../src/dataDirectory.js';
 import { hubOptions } from '../src/settings.js';
 import { runCli } from './support/hubCli.js';
 import {

@@ -1,7 +1,7 @@
 /** The `*` matcher of authorization rules and in-memory filters: right answers, and linear time. */
 import { describe, expect, it } from 'vitest';
-import { matchesPattern } from '../src/hub/patterns.js';
-import { filterProblem, requestNameProblem } from '../src/hub/requestNames.js';
+import { matchesPattern } from '../src/hub/access/patterns.js';
+import { filterProblem, requestNameProblem } from '../src/hub/access/requestNames.js';
 
 describe('matchesPattern', () => {
   it.each([

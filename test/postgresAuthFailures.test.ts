@@ -4,10 +4,10 @@
  * client address here is a loopback address of its own (127.0.0.x), so the tests do not share counts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthFailureThrottle } from '../src/hub/authFailureThrottle.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
-import { openPostgres } from '../src/store/postgres/pool.js';
-import { PostgresAuthFailureStore } from '../src/store/postgres/authFailures.js';
+import { AuthFailureThrottle } from '../src/hub/access/authFailureThrottle.js';
+import { migratePostgres } from '../src/store/postgres/connections/migrate.js';
+import { openPostgres } from '../src/store/postgres/connections/pool.js';
+import { PostgresAuthFailureStore } from '../src/store/postgres/ports/authFailures.js';
 import { pkg, startTestHub } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { firmwareRequest, RawConnection } from './support/rawHttp.js';

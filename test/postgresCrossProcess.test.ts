@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Notifier } from '../src/hub/notifier.js';
+import { Notifier } from '../src/hub/polls/notifier.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import type { CrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
-import { startCrossProcessWakeUps } from '../src/store/postgres/crossProcess.js';
+import type { CrossProcessWakeUps } from '../src/store/postgres/feed/crossProcess.js';
+import { startCrossProcessWakeUps } from '../src/store/postgres/feed/crossProcess.js';
 import { openTestHubStore, postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 import { until } from './support/until.js';

@@ -7,12 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { applicationName, createPool, openPostgres } from '../src/store/postgres/pool.js';
-import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
+import { applicationName, createPool, openPostgres } from '../src/store/postgres/connections/pool.js';
+import type { PostgresLog } from '../src/store/postgres/connections/pool.js';
+import { migratePostgres } from '../src/store/postgres/connections/migrate.js';
 import { postgresMigrations } from '../migrations/postgres/index.js';
-import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/logs.js';
-import type { PostgresDatabase } from '../src/store/postgres/schema.js';
+import { appendMessages, logHeads, upsertStateObjects } from '../src/store/postgres/connections/logs.js';
+import type { PostgresDatabase } from '../src/store/postgres/connections/schema.js';
 import {
   messageRow,
   postgresServer,

@@ -1,6 +1,6 @@
 /**
  * Moving house (issue 22): a hub used on SQLite is stopped, its hub.db copied into an empty
- * PostgreSQL database (store/postgres/fromSqlite.ts), and a hub started on that database with the
+ * PostgreSQL database (store/copy/fromSqlite.ts), and a hub started on that database with the
  * same data directory carries on where it stopped: cursors, unread messages, numbering, logs.
  */
 import { execFile } from 'node:child_process';
@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copySqliteToPostgres } from '../src/store/postgres/fromSqlite.js';
+import { copySqliteToPostgres } from '../src/store/copy/fromSqlite.js';
 import { packageZip, uploadPackages } from './support/packages.js';
 import { dataOf, namesAndValues, pollMessages, pollStateObjects } from './support/subscriptions.js';
 import { admin, consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';

@@ -1,15 +1,15 @@
 /**
- * Group commit on PostgreSQL (store/postgres/groupCommit.ts) on the machine's PostgreSQL: one
+ * Group commit on PostgreSQL (store/postgres/connections/groupCommit.ts) on the machine's PostgreSQL: one
  * transaction for what is submitted together, promises that settle after the COMMIT, a failing item
  * that rejects alone, a deadlock retried, and the doorbell rung after the COMMIT.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { appendMessages } from '../src/store/postgres/logs.js';
-import type { NewMessage } from '../src/store/postgres/logs.js';
-import { GroupCommit } from '../src/store/postgres/groupCommit.js';
-import { notifyCommitted } from '../src/store/postgres/listener.js';
+import type { PostgresLog } from '../src/store/postgres/connections/pool.js';
+import { appendMessages } from '../src/store/postgres/connections/logs.js';
+import type { NewMessage } from '../src/store/postgres/connections/logs.js';
+import { GroupCommit } from '../src/store/postgres/connections/groupCommit.js';
+import { notifyCommitted } from '../src/store/postgres/feed/listener.js';
 import { messageRow, migratedDatabase, postgresServer, testClient, waitUntilBlocked } from './support/postgres.js';
 import type { MigratedDatabase } from './support/postgres.js';
 

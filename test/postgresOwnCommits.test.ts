@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { upsertStateObjects } from '../src/store/postgres/logs.js';
-import type { NewStateObject } from '../src/store/postgres/logs.js';
-import { GroupCommit } from '../src/store/postgres/groupCommit.js';
-import { doorbell, OwnCommits } from '../src/store/postgres/ownCommits.js';
-import { TailReader } from '../src/store/postgres/tailReader.js';
+import type { PostgresLog } from '../src/store/postgres/connections/pool.js';
+import { upsertStateObjects } from '../src/store/postgres/connections/logs.js';
+import type { NewStateObject } from '../src/store/postgres/connections/logs.js';
+import { GroupCommit } from '../src/store/postgres/connections/groupCommit.js';
+import { doorbell, OwnCommits } from '../src/store/postgres/feed/ownCommits.js';
+import { TailReader } from '../src/store/postgres/feed/tailReader.js';
 import { migratedDatabase, postgresServer, stateObjectRow } from './support/postgres.js';
 import type { MigratedDatabase } from './support/postgres.js';
 import { until } from './support/until.js';

@@ -6,13 +6,13 @@
  * the crash must be there after it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, openPostgres } from '../src/store/postgres/pool.js';
-import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { migratePostgres } from '../src/store/postgres/migrate.js';
-import { appendMessages } from '../src/store/postgres/logs.js';
-import { notifyCommitted, PostgresListener } from '../src/store/postgres/listener.js';
-import { TailReader } from '../src/store/postgres/tailReader.js';
-import type { SentMessageKey } from '../src/store/postgres/tailReader.js';
+import { createPool, openPostgres } from '../src/store/postgres/connections/pool.js';
+import type { PostgresLog } from '../src/store/postgres/connections/pool.js';
+import { migratePostgres } from '../src/store/postgres/connections/migrate.js';
+import { appendMessages } from '../src/store/postgres/connections/logs.js';
+import { notifyCommitted, PostgresListener } from '../src/store/postgres/feed/listener.js';
+import { TailReader } from '../src/store/postgres/feed/tailReader.js';
+import type { SentMessageKey } from '../src/store/postgres/feed/tailReader.js';
 import { messageRow, throwawayCluster, throwawayClusterPossible } from './support/postgres.js';
 import type { ThrowawayCluster } from './support/postgres.js';
 import { until } from './support/until.js';

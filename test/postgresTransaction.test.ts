@@ -1,13 +1,13 @@
 /**
- * store/postgres/transaction.ts on the machine's PostgreSQL: what the hub is told when a transaction
+ * store/postgres/connections/transaction.ts on the machine's PostgreSQL: what the hub is told when a transaction
  * fails, and what is retried.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ClientGone, HubError } from '../src/errors.js';
-import { applicationName, createPool } from '../src/store/postgres/pool.js';
-import type { PostgresLog } from '../src/store/postgres/pool.js';
-import { transaction } from '../src/store/postgres/transaction.js';
+import { applicationName, createPool } from '../src/store/postgres/connections/pool.js';
+import type { PostgresLog } from '../src/store/postgres/connections/pool.js';
+import { transaction } from '../src/store/postgres/connections/transaction.js';
 import { postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 

@@ -2,8 +2,8 @@ import type { Generated, Kysely } from 'kysely';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OpenedDatabase } from '../src/db/open.js';
-import { closeDatabase, openDatabase } from '../src/db/open.js';
+import type { OpenedDatabase } from '../src/store/sqlite/database/open.js';
+import { closeDatabase, openDatabase } from '../src/store/sqlite/database/open.js';
 import { tempDir } from './support/testHub.js';
 
 let opened: OpenedDatabase | undefined;

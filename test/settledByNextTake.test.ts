@@ -1,5 +1,5 @@
 /**
- * On SQLite a written answer is not settled by a write of its own (hub/deliveries.ts): its delivery
+ * On SQLite a written answer is not settled by a write of its own (hub/polls/deliveries.ts): its delivery
  * stays pending until the next poll of its subscription ends it in a statement it writes anyway (its
  * first read marks the subscription active), or until a graceful shutdown. These pin down what that keeps guaranteed, on a real hub and file: a
  * written answer is not read again; one whose client left before it was written is (its cursors go
@@ -9,8 +9,8 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { authenticate } from '../src/hub/authentication.js';
-import type { ClientSignal } from '../src/hub/clientSignal.js';
+import { authenticate } from '../src/hub/access/authentication.js';
+import type { ClientSignal } from '../src/hub/polls/clientSignal.js';
 import { startHubProcess } from './support/hubCli.js';
 import {
   dataOf,

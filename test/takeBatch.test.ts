@@ -1,11 +1,11 @@
 /**
- * The scheduling of PostgreSQL's take batches (src/store/postgres/takeBatch.ts), its `run` a function
+ * The scheduling of PostgreSQL's take batches (src/store/postgres/connections/takeBatch.ts), its `run` a function
  * the test answers when it chooses: a wake-up larger than one batch has two batches in flight at once
  * (the second's round trips go while the first's answers are written), a third waits for one of them,
  * and a subscription in a batch in flight never joins another at once.
  */
 import { describe, expect, it } from 'vitest';
-import { TakeBatch } from '../src/store/postgres/takeBatch.js';
+import { TakeBatch } from '../src/store/postgres/connections/takeBatch.js';
 
 interface Run {
   items: string[];

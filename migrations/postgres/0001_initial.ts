@@ -11,7 +11,7 @@ import { sql } from 'kysely';
  *   bytes on the wire stay the bytes stored), the repository's icon bytea.
  * - `log_heads` holds the last number given in each log (state_objects.seq, messages.id, package_logs.id).
  *   A write takes its numbers by updating its log's row in the statement that writes the rows, so
- *   numbers are gap-free in commit order and a `> cursor` reader never skips one (store/postgres/logs.ts).
+ *   numbers are gap-free in commit order and a `> cursor` reader never skips one (store/postgres/connections/logs.ts).
  * - StateObject filters keep the wire's `*` patterns; a generated `*_like` column beside each is the
  *   pattern for `like` (`\`, `%`, `_` escaped with `\`, then `*` → `%`).
  *

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 /**
- * `poll_order`: the order of polls across hub processes (store/postgres/pollsElsewhere.ts). `cache 1`
+ * `poll_order`: the order of polls across hub processes (store/postgres/feed/pollsElsewhere.ts). `cache 1`
  * (the default, spelled out): each `nextval` is taken in call order across sessions, so a poll
  * registered after another anywhere gets the higher number.
  */

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 
 /**
  * Failed authentications per client address, counted across every hub process on the database (issue
- * 22, store/postgres/authFailures.ts). Unlogged: the counts are a minute's worth of throttling, not
+ * 22, store/postgres/ports/authFailures.ts). Unlogged: the counts are a minute's worth of throttling, not
  * data; a PostgreSQL crash empties the table, which only forgives the guesses of that minute.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

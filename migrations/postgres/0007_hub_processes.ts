@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 /**
- * The hub processes sharing the database (store/postgres/processes.ts): each one's row, rewritten by
+ * The hub processes sharing the database (store/postgres/ports/processes.ts): each one's row, rewritten by
  * its heartbeat every few seconds. Times are epoch milliseconds; `heartbeat_ms` is PostgreSQL's clock.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

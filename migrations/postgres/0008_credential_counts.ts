@@ -7,7 +7,7 @@ import { sql } from 'kysely';
  * transition tables keep the count for every insert and delete, whoever does it (a subscribe, an
  * unsubscribe, the sweeper, `hub migrate`): one update per credential a statement touches, not one per
  * row. A subscribe's insert locks its credential's row until it commits, which is what makes the cap
- * exact across processes (store/postgres/subscriptions.ts).
+ * exact across processes (store/postgres/ports/subscriptions.ts).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const statements = [

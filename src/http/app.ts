@@ -11,7 +11,7 @@ import type Koa from 'koa';
 import KoaApp from 'koa';
 import { randomUUID } from 'node:crypto';
 import { hubError } from '../errors.js';
-import type { InterfaceName } from '../hub/caller.js';
+import type { InterfaceName } from '../hub/access/caller.js';
 import type { RequestRecorder } from '../metrics.js';
 import { ActionIndex } from './actionIndex.js';
 import { bodyReader } from './bodyReading.js';

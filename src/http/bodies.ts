@@ -1,7 +1,7 @@
 /** zod schemas of the JSON bodies of the consumer and virtual package interfaces. */
 import { z } from 'zod';
 import { hubError } from '../errors.js';
-import { MAX_TYPE_LENGTH, requestName } from '../hub/requestNames.js';
+import { MAX_TYPE_LENGTH, requestName } from '../hub/access/requestNames.js';
 
 /** ASP.NET-era clients vary the case of JSON keys: map them onto the canonical names. */
 export function canonicalKeys(value: unknown, names: readonly string[]): unknown {

@@ -3,8 +3,8 @@
  * and the zod schemas of the request bodies it names, the very ones the handlers validate with.
  */
 import type { z } from 'zod';
-import { packageDescriptor } from '../hub/descriptorSchema.js';
-import { licenseSchema } from '../hub/license.js';
+import { packageDescriptor } from '../hub/packages/descriptorSchema.js';
+import { licenseSchema } from '../hub/configuration/license.js';
 import { pushStateObjectBody, sendMessageBody } from './bodies.js';
 import {
   authorizationsBody,

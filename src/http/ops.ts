@@ -1,7 +1,7 @@
 /** The operational endpoints outside the interfaces: /health, /ready, /metrics and /openapi.json. */
 import Router from '@koa/router';
 import { hubError } from '../errors.js';
-import { authenticate } from '../hub/authentication.js';
+import { authenticate } from '../hub/access/authentication.js';
 import type { HubServices, HubState } from './context.js';
 import { openApiDocument } from './openapi.js';
 import { authenticationValues } from './request.js';

@@ -1,15 +1,15 @@
 /** The virtual package interface (`platform`, alias `constellation`): shared actions plus its own. */
 import Router from '@koa/router';
 import { hubError } from '../errors.js';
-import { packageDescriptor } from '../hub/descriptorSchema.js';
-import { parseLogLevel } from '../hub/packageLogs.js';
+import { packageDescriptor } from '../hub/packages/descriptorSchema.js';
+import { parseLogLevel } from '../hub/packages/packageLogs.js';
 import { parseBody, pushStateObjectBody } from './bodies.js';
 import type { HubServices, HubState } from './context.js';
 import { noContent } from './context.js';
 import { parseQueryValue } from './lenientJson.js';
 import { filterParam, jsonBody, nameParam, optionalNameParam, queryParam, requiredParam } from './request.js';
 import { registerSharedActions } from './sharedActions.js';
-import { MAX_TYPE_LENGTH } from '../hub/requestNames.js';
+import { MAX_TYPE_LENGTH } from '../hub/access/requestNames.js';
 
 /** Longer values belong in the POST form of PushStateObject. */
 export const MAX_QUERY_VALUE_LENGTH = 8 * 1024;

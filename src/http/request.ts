@@ -3,10 +3,10 @@ import type { Context } from 'koa';
 import querystring from 'node:querystring';
 import { nameProblem } from '../config/names.js';
 import { hubError } from '../errors.js';
-import type { AuthenticationValues } from '../hub/authentication.js';
+import type { AuthenticationValues } from '../hub/access/authentication.js';
 import type { HubState } from './context.js';
 import { parseLenientJson } from './lenientJson.js';
-import { checkFilter, checkRequestName } from '../hub/requestNames.js';
+import { checkFilter, checkRequestName } from '../hub/access/requestNames.js';
 
 /** A percent-escape node:querystring decodes: `%` and two hex digits. */
 const ESCAPE = /%[0-9a-f]{2}/i;

@@ -5,9 +5,9 @@
 import type { Context, Middleware } from 'koa';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hubError } from '../errors.js';
-import { authenticate } from '../hub/authentication.js';
-import type { InterfaceName } from '../hub/caller.js';
-import { checkRequestName } from '../hub/requestNames.js';
+import { authenticate } from '../hub/access/authentication.js';
+import type { InterfaceName } from '../hub/access/caller.js';
+import { checkRequestName } from '../hub/access/requestNames.js';
 import type { HubServices } from './context.js';
 import { authenticationValues } from './request.js';
 

@@ -20,7 +20,7 @@ import {
   requiredParam,
   timeoutParam,
 } from './request.js';
-import { checkRequestName } from '../hub/requestNames.js';
+import { checkRequestName } from '../hub/access/requestNames.js';
 
 const splitArgs = (raw: string | undefined) =>
   (raw ?? '')

@@ -1,18 +1,18 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
 import { hubError } from '../errors.js';
-import type { ClientSignal } from './clientSignal.js';
+import type { ClientSignal } from './polls/clientSignal.js';
 import type { MessageStore } from './ports/messages.js';
 import { SAGA_RESPONSE_KEY } from './ports/messages.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
 
-import { groupRefusal, messageRefusal } from './authorization.js';
-import type { Caller, CallerDirectory } from './caller.js';
-import { isPackageCaller, SenderType } from './caller.js';
+import { groupRefusal, messageRefusal } from './access/authorization.js';
+import type { Caller, CallerDirectory } from './access/caller.js';
+import { isPackageCaller, SenderType } from './access/caller.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
 import { checkScopeArgs, parseScope, ScopeType } from './scope.js';
-import type { Subscriptions } from './subscriptions.js';
-import type { ChangeAnnouncer } from './wakeUps.js';
+import type { Subscriptions } from './polls/subscriptions.js';
+import type { ChangeAnnouncer } from './polls/wakeUps.js';
 
 export interface SendInput {
   scope: unknown;

@@ -3,9 +3,9 @@
  * instance with its activity, and every declared Package Descriptor at once.
  */
 import type { ActivityStore } from './ports/activity.js';
-import type { Configuration } from './configuration.js';
-import type { PackageDescriptor } from './descriptorSchema.js';
-import type { Descriptors } from './descriptors.js';
+import type { Configuration } from './configuration/configuration.js';
+import type { PackageDescriptor } from './packages/descriptorSchema.js';
+import type { Descriptors } from './packages/descriptors.js';
 
 /** A package whose subscription was used this recently is shown as connected (a long-poll lasts ≤ 120 s). */
 export const CONNECTED_WITHIN_MS = 150_000;

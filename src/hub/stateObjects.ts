@@ -1,14 +1,14 @@
 /** Publishing, purging, requesting and subscribing to StateObjects; every write wakes after its commit. */
-import { maySeeStateObject } from './authorization.js';
-import type { ClientSignal } from './clientSignal.js';
-import type { Caller } from './caller.js';
-import type { ExpiryTimer } from './expiry.js';
+import { maySeeStateObject } from './access/authorization.js';
+import type { ClientSignal } from './polls/clientSignal.js';
+import type { Caller } from './access/caller.js';
+import type { ExpiryTimer } from './polls/expiry.js';
 import type { StateObjectPatterns, StateObjectStore } from './ports/stateObjects.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
 import type { StateObjectRecord, StateObjectUpdateRecord } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
-import type { Subscriptions } from './subscriptions.js';
-import type { ChangeAnnouncer } from './wakeUps.js';
+import type { Subscriptions } from './polls/subscriptions.js';
+import type { ChangeAnnouncer } from './polls/wakeUps.js';
 
 export interface PushInput {
   name: string;

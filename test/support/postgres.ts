@@ -19,10 +19,10 @@ import pg from 'pg';
 import type { HubStore } from '../../src/hub/ports/hubStore.js';
 import { openPostgresHubStore } from '../../src/store/postgres/hubStore.js';
 import type { PostgresHubStoreOptions } from '../../src/store/postgres/hubStore.js';
-import type { NewMessage, NewStateObject } from '../../src/store/postgres/logs.js';
-import { migratePostgres } from '../../src/store/postgres/migrate.js';
-import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/pool.js';
-import type { PostgresLog } from '../../src/store/postgres/pool.js';
+import type { NewMessage, NewStateObject } from '../../src/store/postgres/connections/logs.js';
+import { migratePostgres } from '../../src/store/postgres/connections/migrate.js';
+import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/connections/pool.js';
+import type { PostgresLog } from '../../src/store/postgres/connections/pool.js';
 import { afterFile, tempDir } from './afterFile.js';
 import { until } from './until.js';
 

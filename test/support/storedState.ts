@@ -2,7 +2,7 @@
  * A digest of everything stored that a request could change, for "changes nothing" assertions: every
  * table's rows, read through a separate read-only connection. Clocks (`*_ms` columns: idle timers,
  * heartbeats) move on their own and are left out, as is `pending_token` (an answer's delivery settles a
- * moment after the answer: hub/deliveries.ts); a row added or removed still changes the digest.
+ * moment after the answer: hub/polls/deliveries.ts); a row added or removed still changes the digest.
  */
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';

@@ -11,7 +11,7 @@ import { parseBody, withKeys } from '../bodies.js';
 import type { HubServices, HubState } from '../context.js';
 import { noContent } from '../context.js';
 import { jsonBody, pathName } from '../request.js';
-import { checkRequestName } from '../../hub/requestNames.js';
+import { checkRequestName } from '../../hub/access/requestNames.js';
 
 const renameBody = withKeys(['newName'], z.object({ newName: nameSchema }));
 const downloadBody = withKeys(['url'], z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));

@@ -5,10 +5,10 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { hubError } from '../../errors.js';
-import { licenseSchema } from '../../hub/license.js';
-import { parseLogLevel } from '../../hub/packageLogs.js';
+import { licenseSchema } from '../../hub/configuration/license.js';
+import { parseLogLevel } from '../../hub/packages/packageLogs.js';
 import { parseBody } from '../bodies.js';
-import type { ChangeOrigin } from '../../hub/configuration.js';
+import type { ChangeOrigin } from '../../hub/configuration/configuration.js';
 import type { HubServices, HubState } from '../context.js';
 import { clientGone, noContent } from '../context.js';
 import { answerLater } from '../detached.js';

@@ -13,8 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hubError } from '../../errors.js';
-import type { Caller } from '../../hub/caller.js';
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { Caller } from '../../hub/access/caller.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type { MessageRecord, StateObjectUpdateRecord } from '../../hub/records.js';
 import { matchesPattern } from '../../wildcard.js';
 import type { HubServices } from '../context.js';

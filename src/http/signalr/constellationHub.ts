@@ -5,10 +5,10 @@
  * messages the hub sends packages anyway (`__SettingsUpdated`, `__PackageControlAction`), turned into
  * the `UpdateSettings` and `PackageControlAction` callbacks for a hub connection (connection.ts).
  */
-import { SETTINGS_UPDATED_KEY } from '../../hub/configurationFileActions.js';
-import { packageDescriptor } from '../../hub/descriptorSchema.js';
+import { SETTINGS_UPDATED_KEY } from '../../hub/configuration/configurationFileActions.js';
+import { packageDescriptor } from '../../hub/packages/descriptorSchema.js';
 import type { LogLevel } from '../../hub/ports/packageLogs.js';
-import { parseLogLevel } from '../../hub/packageLogs.js';
+import { parseLogLevel } from '../../hub/packages/packageLogs.js';
 import { parseBody, pushStateObjectBody } from '../bodies.js';
 import type { HubServices } from '../context.js';
 import type { HubConnection } from './connection.js';

@@ -5,8 +5,8 @@
  * this process, and start/stop/restart/reload reach a package as PackageControlAction (constellationHub.ts).
  */
 import { hubError } from '../../errors.js';
-import type { Caller } from '../../hub/caller.js';
-import { SETTINGS_UPDATED_KEY } from '../../hub/configurationFileActions.js';
+import type { Caller } from '../../hub/access/caller.js';
+import { SETTINGS_UPDATED_KEY } from '../../hub/configuration/configurationFileActions.js';
 import type { HubServices } from '../context.js';
 import type { HubConnection } from './connection.js';
 import { CONTROL_ACTION_KEY, settingsOfInstance } from './constellationHub.js';

@@ -5,7 +5,7 @@
  * of the wrong kind, a refusal of the domain (a message its credential may not send).
  */
 import { HubError } from '../../errors.js';
-import { checkFilter, checkRequestName } from '../../hub/requestNames.js';
+import { checkFilter, checkRequestName } from '../../hub/access/requestNames.js';
 import type { HubServices } from '../context.js';
 import type { HubConnection, HubName } from './connection.js';
 import type { HubInvocation, HubResult } from './protocol.js';

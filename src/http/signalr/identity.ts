@@ -5,8 +5,8 @@
  * the control-hub right), anything else a package instance admitted as the platform interface admits it.
  */
 import { hubError } from '../../errors.js';
-import { authenticate } from '../../hub/authentication.js';
-import type { Caller } from '../../hub/caller.js';
+import { authenticate } from '../../hub/access/authentication.js';
+import type { Caller } from '../../hub/access/caller.js';
 import type { HubServices } from '../context.js';
 import type { HubName } from './connection.js';
 

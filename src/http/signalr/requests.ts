@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type { Lookup } from './identity.js';
 import { MAX_INCOMING_BYTES } from './protocol.js';
 

@@ -1,4 +1,4 @@
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 
 /** A poll's signal the connection controls: aborted to stop waiting, told when the answer is settled. */
 export class TakeSignal implements ClientSignal {

@@ -2,7 +2,7 @@
  * Failed authentications counted per client address across every hub process sharing the store
  * (PostgreSQL), so that guesses spread over processes behind a load balancer meet the same delays and
  * the same limit as guesses sent to one. Only failures reach it: a successful authentication never
- * does. SQLite has none (one process: the count stays in its memory, hub/authFailureThrottle.ts).
+ * does. SQLite has none (one process: the count stays in its memory, hub/access/authFailureThrottle.ts).
  */
 export interface AuthFailureStore {
   /**

@@ -1,5 +1,5 @@
 /** The message log's port: one ordered log with bounded retention; each subscription reads it through its cursor. */
-import type { ClientSignal } from '../clientSignal.js';
+import type { ClientSignal } from '../polls/clientSignal.js';
 import type { DeliveryClaim } from './subscriptions.js';
 
 /**

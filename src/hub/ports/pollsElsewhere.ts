@@ -1,5 +1,5 @@
 /**
- * The port of a store that several hub processes share (PostgreSQL: store/postgres/pollsElsewhere.ts):
+ * The port of a store that several hub processes share (PostgreSQL: store/postgres/feed/pollsElsewhere.ts):
  * what one process's polls tell the others'. A store of one process (SQLite) has none.
  */
 import type { SubscriptionKind, SubscriptionOwner } from './subscriptions.js';

@@ -2,7 +2,7 @@
  * The hub processes sharing one store (issue 22): each process writes its own row every few seconds
  * (hub/processRegistry.ts); the console lists them. Times are the store's clock where it has one
  * (PostgreSQL's `now()`), so processes on machines whose clocks differ still agree on a row's age.
- * These are the one definition of a process's row: the PostgreSQL table (store/postgres/schema.ts) and
+ * These are the one definition of a process's row: the PostgreSQL table (store/postgres/connections/schema.ts) and
  * the registry's list (hub/processRegistry.ts) are derived from them.
  */
 

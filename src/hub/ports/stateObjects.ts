@@ -1,5 +1,5 @@
 /** The StateObject log's port: one sequence orders every change; subscriptions read it through a cursor per filter. */
-import type { ClientSignal } from '../clientSignal.js';
+import type { ClientSignal } from '../polls/clientSignal.js';
 import type { DeliveryClaim } from './subscriptions.js';
 
 export interface StateObjectKey {

@@ -28,7 +28,7 @@ export interface ExpiredSubscription {
 }
 
 /**
- * A delivery whose answer may still be in flight (hub/deliveries.ts): a take that delivers records it on
+ * A delivery whose answer may still be in flight (hub/polls/deliveries.ts): a take that delivers records it on
  * its subscription (the cursors before it, a token, the time) until it is settled.
  */
 export interface PendingDelivery {
@@ -80,7 +80,7 @@ export interface SubscriptionStore {
   /**
    * Only on an engine this process owns (SQLite), at a graceful shutdown: ends every pending delivery
    * whose token starts with `life` but is not one of `unsettled`, as consumed (their answers were
-   * written; hub/deliveries.ts).
+   * written; hub/polls/deliveries.ts).
    */
   consumeWritten?(life: string, unsettled: string[]): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */

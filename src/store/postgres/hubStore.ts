@@ -9,26 +9,26 @@
  * for the other processes' tail readers.
  */
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
-import { PostgresActivityStore } from './activity.js';
-import { PostgresAuthFailureStore } from './authFailures.js';
-import { PostgresCallerStore } from './callers.js';
-import { PostgresConfigurationDocumentStore, PostgresConfigurationStore } from './configuration.js';
-import { PostgresDescriptorStore } from './descriptors.js';
-import { PostgresHubSettingStore } from './hubSettings.js';
-import { notifyCommitted } from './listener.js';
-import type { MessageRetention } from './messages.js';
-import { countQueuedMessages, PostgresMessageStore } from './messages.js';
-import type { LogName } from './logs.js';
-import { migratePostgres } from './migrate.js';
-import { OwnCommits } from './ownCommits.js';
-import { PostgresPackageLogStore } from './packageLogs.js';
-import { PostgresPendingDeliveries } from './pendingDeliveries.js';
-import { ping, PostgresProcessRegistryStore } from './processes.js';
-import type { PostgresLog } from './pool.js';
-import { createPool, openPostgres } from './pool.js';
-import { PostgresRepositoryStore } from './repository.js';
-import { countStateObjects, PostgresStateObjectStore } from './stateObjects.js';
-import { countSubscriptions, PostgresSubscriptionStore } from './subscriptions.js';
+import { PostgresActivityStore } from './ports/activity.js';
+import { PostgresAuthFailureStore } from './ports/authFailures.js';
+import { PostgresCallerStore } from './ports/callers.js';
+import { PostgresConfigurationDocumentStore, PostgresConfigurationStore } from './ports/configuration.js';
+import { PostgresDescriptorStore } from './ports/descriptors.js';
+import { PostgresHubSettingStore } from './ports/hubSettings.js';
+import { notifyCommitted } from './feed/listener.js';
+import type { MessageRetention } from './ports/messages.js';
+import { countQueuedMessages, PostgresMessageStore } from './ports/messages.js';
+import type { LogName } from './connections/logs.js';
+import { migratePostgres } from './connections/migrate.js';
+import { OwnCommits } from './feed/ownCommits.js';
+import { PostgresPackageLogStore } from './ports/packageLogs.js';
+import { PostgresPendingDeliveries } from './ports/pendingDeliveries.js';
+import { ping, PostgresProcessRegistryStore } from './ports/processes.js';
+import type { PostgresLog } from './connections/pool.js';
+import { createPool, openPostgres } from './connections/pool.js';
+import { PostgresRepositoryStore } from './ports/repository.js';
+import { countStateObjects, PostgresStateObjectStore } from './ports/stateObjects.js';
+import { countSubscriptions, PostgresSubscriptionStore } from './ports/subscriptions.js';
 
 export interface PostgresHubStoreOptions {
   /** HUB_DATABASE_URL. */

@@ -1,5 +1,5 @@
 /** Per-instance activity for the console's overview on SQLite (the ActivityStore): read-only aggregates. */
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { SentMessage } from '../../hub/messageAddresses.js';
 import type { ActivityStore, InstanceActivity } from '../../hub/ports/activity.js';
 import type { InstanceKey } from '../../hub/ports/descriptors.js';

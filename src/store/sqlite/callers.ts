@@ -1,5 +1,5 @@
 /** Callers on SQLite (the CallerStore): every identity that has talked to the hub, with its stable ConnectionId. */
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { CallerStore, NewCaller } from '../../hub/ports/callers.js';
 
 export class SqliteCallerStore implements CallerStore {

@@ -2,10 +2,10 @@
  * What SQL keeps of the configuration (the SQLite ConfigurationStore): the groups of package instances
  * message addressing joins on, and the history of the file's versions (the configuration itself is the
  * file, and memory while the hub runs). Each operation is one Kysely transaction (begun IMMEDIATE,
- * db/queuedDialect.ts).
+ * store/sqlite/database/queuedDialect.ts).
  */
 import type { HubConfiguration } from '../../config/model.js';
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { ConfigurationStore, ConfigurationVersion } from '../../hub/ports/configuration.js';
 
 /** Versions kept; older ones are deleted as new ones are recorded. */

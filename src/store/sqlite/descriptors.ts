@@ -1,5 +1,5 @@
 /** Package descriptors on SQLite (the DescriptorStore): one per instance, the latest declaration wins. */
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { DescriptorStore, InstanceKey } from '../../hub/ports/descriptors.js';
 
 export class SqliteDescriptorStore implements DescriptorStore {

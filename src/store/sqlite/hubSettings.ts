@@ -1,5 +1,5 @@
 /** Settings kept in the `hub_settings` table rather than the file (the SQLite HubSettingStore), and the table's two accessors. */
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { HubSettingStore } from '../../hub/ports/hubSettings.js';
 
 const LICENSE_KEY = 'license';

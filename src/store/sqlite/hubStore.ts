@@ -4,10 +4,10 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { TransactionBatcher } from '../../db/batch.js';
-import type { OpenedDatabase } from '../../db/open.js';
-import { isSqliteBusy } from '../../db/busy.js';
-import { closeDatabase, incrementalVacuum, migrateToLatest, openDatabase } from '../../db/open.js';
+import { TransactionBatcher } from './database/batch.js';
+import type { OpenedDatabase } from './database/open.js';
+import { isSqliteBusy } from './database/busy.js';
+import { closeDatabase, incrementalVacuum, migrateToLatest, openDatabase } from './database/open.js';
 import type { HubStore, StoreCounts } from '../../hub/ports/hubStore.js';
 import { SqliteActivityStore } from './activity.js';
 import { SqliteCallerStore } from './callers.js';

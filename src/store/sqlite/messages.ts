@@ -1,13 +1,13 @@
 /**
  * The message log on SQLite (the MessageStore): a send is one row; a subscription reads above its cursor
  * what is addressed to it. At most `retention.count` messages, none older than `retention.ms`; a cursor
- * that fell behind is told how many it missed. Group-commit transactions (db/batch.ts).
+ * that fell behind is told how many it missed. Group-commit transactions (store/sqlite/database/batch.ts).
  */
 import type Sqlite from 'better-sqlite3';
-import type { TransactionBatcher } from '../../db/batch.js';
-import type { Db } from '../../db/open.js';
+import type { TransactionBatcher } from './database/batch.js';
+import type { Db } from './database/open.js';
 import { ClientGone, hubError } from '../../errors.js';
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
 import { isAddressedTo } from '../../hub/messageAddresses.js';
 import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';

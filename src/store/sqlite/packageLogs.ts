@@ -1,7 +1,7 @@
 /** Logs written by packages through WriteLog, on SQLite (the PackageLogStore). */
 import type Sqlite from 'better-sqlite3';
-import type { TransactionBatcher } from '../../db/batch.js';
-import type { Db } from '../../db/open.js';
+import type { TransactionBatcher } from './database/batch.js';
+import type { Db } from './database/open.js';
 import type { LogQuery, PackageLogEntry, PackageLogStore } from '../../hub/ports/packageLogs.js';
 import { packageLogEntryOf as entryOf } from '../rows.js';
 

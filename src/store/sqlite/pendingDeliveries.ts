@@ -1,5 +1,5 @@
 /**
- * Pending deliveries on SQLite (hub/deliveries.ts): the StateObject side of a take's claim (each filter's
+ * Pending deliveries on SQLite (hub/polls/deliveries.ts): the StateObject side of a take's claim (each filter's
  * cursor before the delivery, the token on the subscription) and the settling of any subscription's
  * pending delivery: consumed (the token goes), or put back (the cursors return to before it). A written
  * answer's delivery is consumed by the next poll of its subscription (its first read, findOwned, or
@@ -7,7 +7,7 @@
  * `…Now` methods run inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';
-import type { TransactionBatcher } from '../../db/batch.js';
+import type { TransactionBatcher } from './database/batch.js';
 import type { DeliveryClaim, PendingVerdict } from '../../hub/ports/subscriptions.js';
 import { pendingVerdict } from '../../hub/ports/subscriptions.js';
 

@@ -1,6 +1,6 @@
 /**
  * The process registry on SQLite (the SQLite ProcessRegistryStore): one hub holds a data directory
- * (db/dataDirectory.ts), so the list is this process, kept in memory.
+ * (dataDirectory.ts), so the list is this process, kept in memory.
  */
 import type {
   HubProcessReport,

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Db } from '../../db/open.js';
+import type { Db } from './database/open.js';
 import type { RepositoryPackage, RepositoryStore } from '../../hub/ports/repository.js';
 import { privateDirectory } from '../../privateFiles.js';
 import { type RepositoryPackageRow, repositoryPackageOf as packageOf, repositoryRowOf as rowOf } from '../rows.js';

@@ -3,10 +3,10 @@
  * (for SqliteStateObjectStore, which owns the sequence). `…Now` methods run inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';
-import type { Db } from '../../db/open.js';
-import { prepareQuery } from '../../db/prepared.js';
+import type { Db } from './database/open.js';
+import { prepareQuery } from './database/prepared.js';
 import { ClientGone } from '../../errors.js';
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type { StateObject, StateObjectPatterns, TakenStateObject } from '../../hub/ports/stateObjects.js';
 import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import { hasWildcard } from '../../wildcard.js';

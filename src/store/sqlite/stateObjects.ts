@@ -1,14 +1,14 @@
 /**
  * The StateObject log on SQLite (the StateObjectStore): every change takes the next number of one
  * sequence, a purge leaves a tombstone; polls read through their filters' cursors (stateObjectFilters.ts).
- * Writes and polls run in group-commit transactions (db/batch.ts), the other reads through Kysely.
+ * Writes and polls run in group-commit transactions (store/sqlite/database/batch.ts), the other reads through Kysely.
  */
 import type Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { TransactionBatcher } from '../../db/batch.js';
-import type { Db } from '../../db/open.js';
-import { prepareQuery } from '../../db/prepared.js';
-import type { ClientSignal } from '../../hub/clientSignal.js';
+import type { TransactionBatcher } from './database/batch.js';
+import type { Db } from './database/open.js';
+import { prepareQuery } from './database/prepared.js';
+import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type {
   StateObject,
   StateObjectChange,

@@ -1,15 +1,15 @@
 /**
  * Subscriptions on SQLite (the SubscriptionStore). Opening, finding and touching run in group-commit
- * transactions (db/batch.ts): a StateObject subscription with its filter, a message subscription with
+ * transactions (store/sqlite/database/batch.ts): a StateObject subscription with its filter, a message subscription with
  * its cursor at the end of the log and its joined groups; at most `maxPerCredential` per credential.
  * The idle clocks (heartbeat, downtime, sweep) are Kysely transactions.
  */
 import { randomUUID } from 'node:crypto';
 import type Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { TransactionBatcher } from '../../db/batch.js';
-import type { Db } from '../../db/open.js';
-import type { SubscriptionRow } from '../../db/schema.js';
+import type { TransactionBatcher } from './database/batch.js';
+import type { Db } from './database/open.js';
+import type { SubscriptionRow } from './database/schema.js';
 import { hubError } from '../../errors.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
 import type {
