@@ -94,7 +94,7 @@ export async function copySqliteToPostgres(options: CopyFromSqliteOptions): Prom
   }
 }
 
-/** The tables of migrations/postgres/ and of Kysely's migrator (test/cliMigrate.test.ts copies into a migrated database). */
+/** The tables of migrations/postgres/ and of Kysely's migrator (test/cliPostgres.test.ts copies into a migrated database). */
 const HUB_TABLES = new Set([
   ...['auth_failures', 'callers', 'configuration_document', 'configuration_versions', 'credential_subscriptions'],
   ...['hub_processes', 'hub_settings', 'log_heads', 'message_group_members', 'messages', 'package_descriptors'],
