@@ -1,6 +1,7 @@
 /**
- * The composition root: opens the store (hubStart.ts), builds the domain services over it
- * (hubServices.ts), the notifier and the HTTP server once, and owns their start and stop in order.
+ * The composition root: opens the store the options choose (store/index.ts) with the notifier, builds
+ * the domain services over it and what its engine can do (hubServices.ts) and the HTTP server once, and
+ * owns their start and stop in order. It names no engine: what differs is a capability of OpenedStore.
  * The CLI and the tests both build hubs through it.
  */
 import fs from 'node:fs';

@@ -1,6 +1,6 @@
 /** The subscriptions' port: opening, finding and touching them, and their idle clocks (counted only while the hub runs). */
 import type { MessageAddresses } from '../messageAddresses.js';
-import type { StateObjectPatterns } from './stateObjects.js';
+import type { StateObjectPatterns } from './stateObjectPatterns.js';
 
 export type SubscriptionKind = 'state_objects' | 'messages';
 
