@@ -95,6 +95,11 @@ export class HubConnection {
   ended = false;
   /** Ends the transport serving the connection now (a WebSocket, an SSE stream), if any. */
   detach: (() => void) | undefined;
+  /**
+   * When this process's last take for the connection ended (epoch ms): its subscriptions, used by
+   * nobody since, end with it here (endpoints.ts); undefined, nothing was taken here.
+   */
+  lastTakeEnded: number | undefined;
   private expiry: NodeJS.Timeout | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -304,6 +309,7 @@ export class HubConnection {
       );
     }
     const [messageResult, stateObjectResult] = await Promise.allSettled(polls);
+    this.lastTakeEnded = Date.now();
     gone.removeEventListener('abort', onGone);
     if (this.interrupt === stop) this.interrupt = undefined;
     const settle = (sent: boolean) => signals.forEach((s) => s.settle(sent));

@@ -79,8 +79,27 @@ export function createSignalR(
     },
   });
 
+  /**
+   * The connection ends here for good (abort, or its client gone for DisconnectTimeout): so do its
+   * subscriptions, unless used since `usedSince` (another process serves the connection now).
+   */
+  async function endConnection(connection: HubConnection, usedSince?: number): Promise<void> {
+    connections.remove(connection);
+    const { messages, stateObjects } = connection.ids;
+    try {
+      await services.messages.endSubscriptions(connection.caller, [messages, stateObjects], usedSince);
+    } catch (error) {
+      logger.warn({ err: error, connection: connection.ids.id }, 'SignalR subscriptions left to the idle sweep');
+    }
+  }
+
+  // Only a process that took for the connection knows when it was last served: one that never did
+  // leaves its subscriptions to the process serving it (or to the idle sweep).
   const expireLater = (connection: HubConnection) =>
-    connection.expireAfter(timings.disconnectTimeoutS * 1000, () => connections.remove(connection));
+    connection.expireAfter(timings.disconnectTimeoutS * 1000, () => {
+      if (connection.lastTakeEnded === undefined) connections.remove(connection);
+      else void endConnection(connection, connection.lastTakeEnded + 1);
+    });
 
   /** The caller, or the refusal the REST interfaces give a wrong key (403), slowed as theirs. */
   async function callerOf(lookup: Lookup, ip: string) {
@@ -306,8 +325,7 @@ export function createSignalR(
       case 'send':
         return send(ctx, await connectionOf(lookup, ctx.ip), formValue('data'));
       case 'abort': {
-        const connection = await connectionOf(lookup, ctx.ip);
-        connections.remove(connection);
+        await endConnection(await connectionOf(lookup, ctx.ip));
         ctx.body = '';
         ctx.status = 200;
         return;
