@@ -158,7 +158,7 @@ export class HubConnection {
   }
 
   private async pushNow(timeoutMs: number, gone: ClientSignal, write: (text: string) => boolean): Promise<boolean> {
-    const batch = await this.take(timeoutMs, gone);
+    const batch = await this.next(timeoutMs, gone);
     if (!batch) return false;
     if (batch.frames.length === 0) {
       batch.settle(true);
@@ -209,6 +209,8 @@ export class HubConnection {
   /** One take: the outbox, then what the store holds for the subscriptions (not waiting when the outbox has frames). */
   private async take(timeoutMs: number, gone: ClientSignal): Promise<Batch | undefined> {
     this.feed.interrupt?.();
+    // A connection that was pushed to before (its transport changed): its polls waiting on end first.
+    await this.feed.stopWaiting();
     if (gone.aborted || this.ended) return undefined;
     const taken = await this.feed.take(this.outbox.length > 0 ? 0 : timeoutMs, gone);
     this.lastTakeEnded = Date.now();
@@ -216,6 +218,27 @@ export class HubConnection {
     const fromOutbox = frames.length;
     frames.push(...taken.frames);
     return { frames, fromOutbox, settle: taken.settle };
+  }
+
+  /** Pushed transports: the outbox, or else the next answer of the store's (the feed's polls wait on between). */
+  private async next(timeoutMs: number, gone: ClientSignal): Promise<Batch | undefined> {
+    if (gone.aborted || this.ended) return undefined;
+    const taken = this.outbox.length > 0 ? { frames: [], settle: () => {} } : await this.feed.next(timeoutMs, gone);
+    this.lastTakeEnded = Date.now();
+    if (!taken || this.ended) {
+      taken?.settle(false);
+      return undefined;
+    }
+    const frames = this.outbox.splice(0);
+    const fromOutbox = frames.length;
+    frames.push(...taken.frames);
+    return { frames, fromOutbox, settle: taken.settle };
+  }
+
+  /** A pushed transport ended with no other to take over: the feed's polls stop (their subscriptions touched). */
+  async stopPushing(): Promise<void> {
+    await this.feed.stopWaiting();
+    this.lastTakeEnded = Date.now();
   }
 
   /** The client is gone for now: the state lives `ms` longer unless it comes back. */
@@ -250,6 +273,7 @@ export class HubConnection {
     this.onEnds.clear();
     this.keep();
     this.feed.interrupt?.();
+    void this.feed.stopWaiting();
     // A held answer was settled by its response already.
     this.held = undefined;
     this.detach?.();

@@ -47,7 +47,20 @@ export interface Taken {
   settle: (sent: boolean) => void;
 }
 
+type Kind = 'messages' | 'stateObjects';
+
+/** A poll of one subscription that outlives the answer it was started for (pushed transports). */
+interface Waiting {
+  kind: Kind;
+  signal: TakeSignal;
+  /** Settles when the poll has: then `outcome` says how. */
+  ended: Promise<void>;
+  outcome?: { records: unknown[] } | { error: unknown };
+}
+
 export class StoreFeed {
+  /** Pushed transports: each kind's poll, waiting on while the other's answers go out (next). */
+  private readonly waiting = new Map<Kind, Waiting>();
   /** Known only to the process that opened them (undefined: served from a token, unknown). */
   private filters: Filter[] | undefined;
   private readonly leftGroups = new Set<string>();
@@ -109,8 +122,94 @@ export class StoreFeed {
   }
 
   /**
-   * One take: what the store holds for the subscriptions, waiting up to `timeoutMs` for it (both polls
-   * wait at once; the first with something stops the other).
+   * Pushed transports: the next answer of either subscription, waiting up to `timeoutMs` for it. Each
+   * kind's poll waits on across answers: an answer of one leaves the other waiting (a REST long-poll's
+   * cost per wake-up, not both polls ended and started again). Empty when interrupted (the outbox has
+   * frames, a subscription opened) or a poll timed out; undefined once `gone` fired (the polls stop).
+   */
+  async next(timeoutMs: number, gone: ClientSignal): Promise<Taken | undefined> {
+    this.startWaiting('messages', timeoutMs);
+    if (this.stateObjectsOpen) this.startWaiting('stateObjects', timeoutMs);
+    if (!this.answered() && !gone.aborted) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          gone.removeEventListener('abort', onGone);
+          if (this.interrupt === wake) this.interrupt = undefined;
+          resolve();
+        };
+        const onGone = { handleEvent: wake };
+        gone.addEventListener('abort', onGone);
+        this.interrupt = wake;
+      });
+    }
+    if (gone.aborted) {
+      await this.stopWaiting();
+      return undefined;
+    }
+    const waiting = this.answered();
+    if (!waiting?.outcome) return { frames: [], settle: () => {} };
+    this.waiting.delete(waiting.kind);
+    const settle = (sent: boolean) => waiting.signal.settle(sent);
+    if ('error' in waiting.outcome) {
+      settle(false);
+      const { error } = waiting.outcome;
+      if (waiting.kind === 'stateObjects' && (error as { code?: string }).code === 'SubscriptionNotFound') {
+        this.stateObjectsOpen = false;
+        return { frames: [], settle: () => {} };
+      }
+      await this.stopWaiting();
+      throw error;
+    }
+    const { records } = waiting.outcome;
+    const frames =
+      waiting.kind === 'messages'
+        ? this.messageFrames(records as MessageRecord[])
+        : this.stateObjectFrames(records as StateObjectUpdateRecord[]);
+    return { frames, settle };
+  }
+
+  /** A poll of next()'s that has ended (found something, timed out or failed), if any. */
+  private answered(): Waiting | undefined {
+    for (const waiting of this.waiting.values()) if (waiting.outcome) return waiting;
+    return undefined;
+  }
+
+  private startWaiting(kind: Kind, timeoutMs: number): void {
+    if (this.waiting.has(kind)) return;
+    const signal = new TakeSignal();
+    const caller = this.caller();
+    const polled: Promise<unknown[] | undefined> =
+      kind === 'messages'
+        ? this.services.messages.poll(caller, this.ids.messages, timeoutMs, TAKE_LIMIT, signal)
+        : this.services.stateObjects.poll(caller, this.ids.stateObjects, timeoutMs, TAKE_LIMIT, signal);
+    const waiting: Waiting = { kind, signal, ended: Promise.resolve() };
+    const ended = (outcome: Waiting['outcome']) => {
+      waiting.outcome = outcome;
+      if (this.waiting.get(kind) === waiting) this.interrupt?.();
+    };
+    waiting.ended = polled.then(
+      (records) => ended({ records: records ?? [] }),
+      (error: unknown) => ended({ error }),
+    );
+    this.waiting.set(kind, waiting);
+  }
+
+  /**
+   * Ends the polls next() left waiting (what one of them took meanwhile is read again), resolving once
+   * they have ended (their subscriptions touched).
+   */
+  async stopWaiting(): Promise<void> {
+    const stopped = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiting of stopped) waiting.signal.abort();
+    await Promise.all(stopped.map((w) => w.ended));
+    for (const waiting of stopped) waiting.signal.settle(false);
+  }
+
+  /**
+   * Long polling: one take of what the store holds for the subscriptions, waiting up to `timeoutMs`
+   * for it (both polls wait at once; the first with something stops the other). Once next()'s polls
+   * have stopped (stopWaiting).
    */
   async take(timeoutMs: number, gone: ClientSignal): Promise<Taken> {
     const signals: TakeSignal[] = [];

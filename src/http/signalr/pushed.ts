@@ -90,7 +90,9 @@ export function pushedTransports(needs: PushedNeeds): PushedTransports {
       clearInterval(keepAlive);
       sink.close();
       if (connection.detach === detach) {
+        // No other transport took over: the polls the feed left waiting stop before the state may expire.
         connection.detach = undefined;
+        await connection.stopPushing();
         if (!connection.ended) needs.expireLater(connection);
       }
     }
