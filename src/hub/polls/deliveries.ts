@@ -23,7 +23,13 @@
 import { randomUUID } from 'node:crypto';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from './clientSignal.js';
-import type { DeliveryClaim, PendingDelivery, PendingVerdict, SubscriptionStore } from '../ports/subscriptions.js';
+import type {
+  DeliveryClaim,
+  DeliverySettling,
+  PendingDelivery,
+  PendingVerdict,
+  SubscriptionStore,
+} from '../ports/subscriptions.js';
 
 /** An answer under way (written once its response finished, until settled); `waiters` are told when it is settled. */
 interface Flight {
@@ -48,13 +54,18 @@ export class Deliveries {
    */
   readonly #unsent = new Set<string>();
 
+  /** The database is this process's alone (SQLite): a pending delivery not of this life is read again at once. */
+  private readonly exclusive: boolean;
+
   constructor(
     private readonly store: SubscriptionStore,
-    /** The database is this process's alone (SQLite): a pending delivery not of this life is read again at once. */
-    private readonly exclusive: boolean,
+    /** How the store's engine ends a written answer's pending delivery (ports/subscriptions.ts). */
+    private readonly settling: DeliverySettling,
     /** A settling write failed (the pending delivery stays: read again later, or read on once judged). */
     private readonly settleFailed: (error: unknown) => void,
-  ) {}
+  ) {
+    this.exclusive = settling.kind === 'byNextPoll';
+  }
 
   /** The claim of one poll (one token for all its takes), settled by how its answer ends. */
   forPoll(abort: ClientSignal): PollDelivery {
@@ -148,8 +159,8 @@ export class Deliveries {
    * them again: a duplicate each).
    */
   async close(): Promise<void> {
-    if (!this.exclusive || !this.store.consumeWritten) return;
-    await this.store.consumeWritten(this.#life, [...this.#flights.keys(), ...this.#unsent]).catch(this.settleFailed);
+    if (this.settling.kind !== 'byNextPoll') return;
+    await this.settling.consumeWritten(this.#life, [...this.#flights.keys(), ...this.#unsent]).catch(this.settleFailed);
   }
 
   #land(token: string): void {

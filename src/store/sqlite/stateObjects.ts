@@ -12,11 +12,11 @@ import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type {
   StateObject,
   StateObjectChange,
-  StateObjectPatterns,
   StateObjectStore,
   StateObjectWrite,
   TakenStateObject,
 } from '../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';

@@ -11,7 +11,7 @@ import type { TransactionBatcher } from './database/batch.js';
 import type { Db } from './database/open.js';
 import type { SubscriptionRow } from './database/schema.js';
 import { hubError } from '../../errors.js';
-import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import type {
   ExpiredSubscription,
   OpenedSubscription,

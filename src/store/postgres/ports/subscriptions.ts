@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { hubError } from '../../../errors.js';
-import type { StateObjectPatterns } from '../../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../../hub/ports/stateObjectPatterns.js';
 import type {
   ExpiredSubscription,
   OpenedSubscription,
