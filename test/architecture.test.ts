@@ -327,3 +327,42 @@ describe('one error catalogue', () => {
     expect([names("code === 'SQLITE_BUSY'"), names('const LAST_SQLITE_MIGRATION = 1')]).toEqual([true, false]);
   });
 });
+
+/** The cycles among `files`' relative imports (type-only ones too), each as the chain that closes it. */
+function importCycles(files: string[]): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const visit = (file: string, chain: string[]) => {
+    if (chain.includes(file)) {
+      cycles.push([...chain.slice(chain.indexOf(file)), file].map(rel).join(' → '));
+      return;
+    }
+    if (done.has(file)) return;
+    for (const specifier of specifiers(file)) {
+      const target = resolveRelative(file, specifier);
+      if (specifier.startsWith('.') && files.includes(target)) visit(target, [...chain, file]);
+    }
+    done.add(file);
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
+
+describe('the HTTP layer reads top to bottom', () => {
+  const httpDir = path.join(src, 'http');
+
+  it('has no import cycle, type-only imports included', () => {
+    expect(importCycles(sourceFiles(httpDir))).toEqual([]);
+    // It sees a type-only import when there is one.
+    expect(specifiers(path.join(httpDir, 'context.ts'))).toContain('./detached.js');
+  });
+
+  it('keeps its files under 300 lines and its folders at 20 files at most', () => {
+    const files = sourceFiles(httpDir);
+    const long = files.filter((file) => fs.readFileSync(file, 'utf8').split('\n').length > 300).map(rel);
+    expect(long).toEqual([]);
+    const perFolder = new Map<string, number>();
+    for (const file of files) perFolder.set(rel(path.dirname(file)), (perFolder.get(rel(path.dirname(file))) ?? 0) + 1);
+    expect([...perFolder].filter(([, n]) => n > 20)).toEqual([]);
+  });
+});

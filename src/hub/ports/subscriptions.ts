@@ -73,6 +73,12 @@ export interface SubscriptionStore {
   ): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
   /**
+   * Deletes the owner's subscriptions among `ids` (their client ended them: a SignalR connection's
+   * two), except any used at or after `usedSince` (epoch ms; another process serves them now). Someone
+   * else's are left. Says how many went.
+   */
+  removeOwned(owner: SubscriptionOwner, ids: string[], usedSince?: number): Promise<number>;
+  /**
    * Settles the subscription's pending delivery if `token` is still the pending one: `written`, it is
    * consumed; otherwise its cursors go back to before it, so the next take reads it again.
    */

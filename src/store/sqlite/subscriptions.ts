@@ -42,6 +42,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly ownerOf;
   private readonly insertRow;
   private readonly countOwned;
+  private readonly deleteOwned;
 
   constructor(
     private readonly db: Db,
@@ -61,6 +62,9 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     this.insertRow =
       sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
       values (?, ?, ?, ?, ?, ?, ?)`);
+    this.deleteOwned = sqlite.prepare(
+      'delete from subscriptions where id = ? and owner_connection_id = ? and credential_name = ? and last_active_ms < ?',
+    );
     this.countOwned = sqlite.prepare('select count(*) from subscriptions where credential_name = ?').pluck();
   }
 
@@ -119,6 +123,15 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   touched(id: string): Promise<void> {
     return this.batcher.run(() => {
       this.touch.run(Date.now(), id);
+    });
+  }
+
+  removeOwned(owner: SubscriptionOwner, ids: string[], usedSince = Number.MAX_SAFE_INTEGER): Promise<number> {
+    return this.batcher.run(() => {
+      let removed = 0;
+      for (const id of ids)
+        removed += this.deleteOwned.run(id, owner.connectionId, owner.credentialName, usedSince).changes;
+      return removed;
     });
   }
 

@@ -106,6 +106,20 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     }
   }
 
+  async removeOwned(owner: SubscriptionOwner, ids: string[], usedSince = Number.MAX_SAFE_INTEGER): Promise<number> {
+    try {
+      const { rowCount } = await this.pool.query({
+        name: 'hub_remove_owned',
+        text: `delete from subscriptions where id = any($1::text[]) and owner_connection_id = $2 and credential_name = $3
+               and last_active_ms < $4`,
+        values: [ids, owner.connectionId, owner.credentialName, usedSince],
+      });
+      return rowCount ?? 0;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
   settle(id: string, token: string, written: boolean): Promise<void> {
     return this.pending.settle(id, token, written);
   }
