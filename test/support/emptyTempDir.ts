@@ -8,8 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** What tools keep there on purpose, across their runs: tsx's compile cache (the hub processes' loader). */
-const CACHES = /^tsx-\d+$/;
+/**
+ * What tools keep there on purpose, across their runs: tsx's compile cache (the hub processes' loader),
+ * and on Node 22 and later Node's own module compile cache (`module.enableCompileCache()`, which the
+ * tools the tests start call: CI's Node 22 run found it).
+ */
+const CACHES = /^(?:tsx-\d+|node-compile-cache)$/;
 
 export function setup(): () => void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-tests-'));
