@@ -1,15 +1,16 @@
 /**
  * Pending deliveries on PostgreSQL (hub/polls/deliveries.ts), as SQLite's pendingDeliveries.ts: the
- * settling of a pending delivery a take left (stateObjectTake.ts, messageTake.ts): consumed (the token goes; one set-based
- * statement per group commit, as every written answer settles one), or put back (the cursors return
- * to before it; rare: a transaction each). Both only while that token is the pending one.
+ * settling of a pending delivery a take left (stateObjectTake.ts, messageTake.ts): consumed (the token
+ * goes; one set-based statement per group commit, as every written answer settles one), or put back
+ * (the cursors return to before it; rare: a transaction each). Both only while that token is the
+ * pending one.
  */
 import type pg from 'pg';
 import { GroupCommit } from '../connections/groupCommit.js';
 import type { PostgresLog } from '../connections/pool.js';
 import { transaction } from '../connections/transaction.js';
 
-/** The filters' cursors back to before the subscription's pending delivery (a take's `redeliver`, a put back). */
+/** The filters' cursors back to before the pending delivery (a take's `redeliver`, a put back). */
 export async function restoreFilters(client: pg.PoolClient, subscription: string): Promise<void> {
   await client.query({
     name: 'hub_pending_restore_filters',
