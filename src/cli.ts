@@ -17,7 +17,8 @@ import { usageOf } from './cliUsage.js';
 import type { FirstAdminKey } from './firstAdminKey.js';
 import { forgetFirstAdminKey, keptFirstAdminKey } from './firstAdminKey.js';
 import { createLogger } from './logger.js';
-import { postgresProblem, redactedUrl } from './store/postgres/connections/problems.js';
+import { copyIntoSharedStore, openConfigurationDocuments, storeProblem } from './store/commands.js';
+import { sharedStore } from './store/index.js';
 import type { HubOptions } from './settings.js';
 import { optionsFromEnvironment } from './settings.js';
 import { HUB_VERSION } from './version.js';
@@ -82,8 +83,7 @@ async function configCommand(
   file: string | undefined,
 ): Promise<void> {
   const failed: (message: string) => never = failWith(`hub config ${action}`);
-  const url = options.databaseUrl;
-  if (url === undefined)
+  if (!sharedStore(options))
     failed(`needs HUB_DATABASE_URL: without it the configuration is the file ${options.configPath}`);
   const source = file ?? options.configPath;
   let text: string | undefined;
@@ -96,15 +96,9 @@ async function configCommand(
   }
   let opened;
   try {
-    const { openConfigurationDocuments } = await import('./store/postgres/ports/configuration.js');
-    opened = await openConfigurationDocuments({
-      url,
-      sync: 'full',
-      lockWaitMs: options.lockWaitMs,
-      log: createLogger(options.logLevel),
-    });
+    opened = await openConfigurationDocuments(options, createLogger(options.logLevel));
   } catch (error) {
-    failed(postgresProblem(error, url) ?? (error as Error).message);
+    failed(storeProblem(error, options) ?? (error as Error).message);
   }
   try {
     if (action === 'export') {
@@ -127,7 +121,7 @@ async function configCommand(
     failed(
       error instanceof ConfigurationError
         ? `${source}: ${error.message}`
-        : (postgresProblem(error, url) ?? (error as Error).message),
+        : (storeProblem(error, options) ?? (error as Error).message),
     );
   }
   await opened.close();
@@ -140,8 +134,7 @@ async function configCommand(
 async function migrate(options: HubOptions): Promise<void> {
   const failed: (message: string) => never = failWith('hub migrate');
   const { dataDir } = options;
-  const url = options.databaseUrl;
-  if (url === undefined) failed('needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
+  if (!sharedStore(options)) failed('needs HUB_DATABASE_URL (the empty PostgreSQL database to copy into)');
   const sqliteFile = path.join(dataDir, 'hub.db');
   let found;
   try {
@@ -159,13 +152,12 @@ async function migrate(options: HubOptions): Promise<void> {
     failed((error as Error).message);
   }
   try {
-    const { copySqliteToPostgres } = await import('./store/copy/fromSqlite.js');
-    const report = await copySqliteToPostgres({ sqliteFile, url, log: createLogger(options.logLevel) });
-    for (const [table, n] of Object.entries(report)) console.log(`${table}: ${n}`);
-    console.log(`copied into ${redactedUrl(url)}: start the hub with HUB_DATABASE_URL set`);
+    const { copied, into } = await copyIntoSharedStore(options, sqliteFile, createLogger(options.logLevel));
+    for (const [table, n] of Object.entries(copied)) console.log(`${table}: ${n}`);
+    console.log(`copied into ${into}: start the hub with HUB_DATABASE_URL set`);
   } catch (error) {
     lock.release();
-    failed(postgresProblem(error, url) ?? (error as Error).message);
+    failed(storeProblem(error, options) ?? (error as Error).message);
   }
   lock.release();
 }
@@ -246,12 +238,12 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof DataDirectoryInUse) fail(error.message);
     const where = error instanceof ConfigurationError ? `configuration file ${options.configPath}: ` : '';
-    const pg = options.databaseUrl && postgresProblem(error, options.databaseUrl);
+    const problem = storeProblem(error, options);
     const busy =
       (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
         ? ': another program listens there. Stop it, or choose another port (HUB_PORT, or the listen URI in the configuration)'
         : '';
-    console.error(`hub did not start: ${pg || `${where}${(error as Error).message}${busy}`}`);
+    console.error(`hub did not start: ${problem || `${where}${(error as Error).message}${busy}`}`);
     const kept = keptKey(options.dataDir);
     if (kept)
       console.error(
@@ -263,7 +255,7 @@ async function main(): Promise<void> {
   if (first) {
     if (hub.generatedAdminKey)
       console.log(
-        options.databaseUrl
+        sharedStore(options)
           ? "First start: stored the configuration in the database with the credential 'Admin'."
           : `First start: wrote ${options.configPath} with the credential 'Admin'.`,
       );
@@ -276,7 +268,7 @@ async function main(): Promise<void> {
     // Shown by a start that succeeded: not kept any longer (the configuration holds it).
     forgetFirstAdminKey(first);
   }
-  installSignalHandlers(hub, options.configPath, options.databaseUrl !== undefined, logger);
+  installSignalHandlers(hub, options.configPath, sharedStore(options), logger);
   for (const url of hub.urls) console.log(`hub listening on ${url}`);
 }
 

@@ -1,12 +1,12 @@
 /**
- * The composition root: opens the store (hubStart.ts), builds the domain services over it
- * (hubServices.ts), the notifier and the HTTP server once, and owns their start and stop in order.
+ * The composition root: opens the store the options choose (store/index.ts) with the notifier, builds
+ * the domain services over it and what its engine can do (hubServices.ts) and the HTTP server once, and
+ * owns their start and stop in order. It names no engine: what differs is a capability of OpenedStore.
  * The CLI and the tests both build hubs through it.
  */
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { startingConfiguration } from './config/configFile.js';
-import type { OpenedDatabase } from './store/sqlite/database/open.js';
 import { lockDataDirectory } from './dataDirectory.js';
 import { SharedConfiguration } from './hub/configuration/configurationShared.js';
 import { Notifier } from './hub/polls/notifier.js';
@@ -20,11 +20,12 @@ import { keepFirstAdminKey, pendingFirstAdminKey } from './firstAdminKey.js';
 import type { SignalR } from './http/signalr/index.js';
 import { signalr } from './http/signalr/index.js';
 import { createServices } from './hubServices.js';
-import { crossProcessFeed, listenPlan, openStore, sharedStart, warnIgnored } from './hubStart.js';
+import type { HubStore } from './hub/ports/hubStore.js';
+import { listenPlan, sharedStart, warnIgnored } from './hubStart.js';
 import { createLogger } from './logger.js';
 import { HubMetrics } from './metrics.js';
 import type { HubOptions } from './settings.js';
-import { AUTH_FAILURE_CHANNEL, CONFIGURATION_CHANNEL } from './store/postgres/feed/channels.js';
+import { openStore, sharedStore } from './store/index.js';
 
 export interface Hub {
   /** `http://HOST:PORT` (plus the first listen URI's path prefix) once started. */
@@ -33,8 +34,8 @@ export interface Hub {
   /** Every address served, one per listen URI (several when the configuration lists several). */
   readonly urls: string[];
   readonly services: HubServices;
-  /** The SQLite file (unset on PostgreSQL). */
-  readonly database: OpenedDatabase | undefined;
+  /** The store it runs on, for the hub's own tests and tools (store/index.ts `sqliteDatabaseOf`). */
+  readonly store: HubStore;
   /** Set when this start, the first, generated the administrator's access key. */
   readonly generatedAdminKey: string | undefined;
   /**
@@ -43,7 +44,7 @@ export interface Hub {
    */
   readonly firstAdminKey: FirstAdminKey | undefined;
   /**
-   * Applies the configuration file as it is on disk now, or on PostgreSQL the database's document (what
+   * Applies the configuration file as it is on disk now, or the store's document when it keeps one (what
    * `GET management/configuration/reload` does, for SIGHUP). Answers false when it was the text already
    * applied (nothing changed). Throws ConfigurationError, changing nothing, when it would not start.
    */
@@ -72,15 +73,15 @@ export async function startHub(options: HubOptions, logger: Logger = createLogge
   }
 }
 
-/** How often a PostgreSQL hub re-reads the configuration document without a notification. */
+/** How often a hub whose store keeps the configuration re-reads the document without a notification. */
 const CONFIGURATION_FALLBACK_MS = 5_000;
 
 async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub> {
-  // SQLite: the file is the configuration, checked before any database work. PostgreSQL: the
-  // database's document (configurationSharedStart.ts), read once the store is open.
+  // The file is the configuration, checked before any database work, unless the store is shared: it then
+  // keeps it as a document every process applies (configurationSharedStart.ts), read once it is open.
   // A key the first start generates is kept in the data directory before anything holds it.
   const keep = (key: string) => keepFirstAdminKey(options.dataDir, key);
-  const fileStart = options.databaseUrl
+  const fileStart = sharedStore(options)
     ? undefined
     : await startingConfiguration(options.configPath, options.adminKey, keep);
   if (fileStart) warnIgnored(logger, `configuration file ${options.configPath}`, fileStart.file.ignored);
@@ -90,15 +91,17 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   // The counts are read at scrape time only, long after `store` below exists.
   const metrics = new HubMetrics({
     waitingPolls: () => notifier.waitingCount,
-    counts: () => store.counts(),
+    counts: () => opened.store.counts(),
   });
   // What has started, stopped in the reverse order: by stop(), or at once when a later part fails to start.
   const started: (() => Promise<void> | void)[] = [];
   const stopStarted = async () => {
     for (const stopPart of started.splice(0).reverse()) await stopPart();
   };
-  const store = await openStore(options, logger, metrics);
-  started.push(() => store.close());
+  // What other processes sharing the store commit is announced to `notifier` from here on, as this one's own writes.
+  const opened = await openStore(options, { logger, metrics, announce: notifier });
+  const { store } = opened;
+  started.push(() => opened.close());
   let services: HubServices;
   let servers: HttpServers;
   let hubs: SignalR;
@@ -106,28 +109,26 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
   let firstAdminKey: FirstAdminKey | undefined;
   const readiness = new Readiness((timeoutMs) => store.ping(timeoutMs), logger);
   try {
-    const loaded = fileStart ?? (await sharedStart(options, logger, store, keep));
+    const loaded = fileStart ?? (await sharedStart(options, logger, opened.sharedConfiguration, keep));
     if (!fileStart) warnIgnored(logger, 'configuration in the database', loaded.file.ignored);
     const addresses = fileAddresses ?? listenPlan(options, loaded.file.config.listenUris);
     generatedAdminKey = loaded.generatedAdminKey;
     firstAdminKey = pendingFirstAdminKey(options.dataDir, loaded.file.config);
-    // PostgreSQL: what other hub processes commit wakes this one's polls too.
-    const feed = await crossProcessFeed(options, logger, notifier, metrics, store.own);
-    if (feed) started.push(() => feed.stop());
-    const built = await createServices(options, logger, loaded, store, notifier, metrics, feed?.polls);
+    const built = await createServices(options, logger, loaded, opened, notifier, metrics);
     services = built.services;
     const { expiry, sweeper, processes, deliveries } = built;
     // Stopped after the servers (no answer is written any more), before the store closes.
     started.push(() => deliveries.close());
     const { configuration } = services;
-    if (configuration instanceof SharedConfiguration) {
+    const { sharedConfiguration, otherProcesses } = opened;
+    if (configuration instanceof SharedConfiguration && sharedConfiguration) {
       // Another process's change of the configuration document, applied here.
       started.push(() => configuration.stopWatching());
-      await feed?.listen(CONFIGURATION_CHANNEL, () => configuration.hint());
+      await sharedConfiguration.onChanged(() => configuration.hint());
       configuration.watch(CONFIGURATION_FALLBACK_MS);
     }
     // An address that reached the failed-authentication limit through another process is blocked here too.
-    await feed?.listen(AUTH_FAILURE_CHANNEL, (address) => services.authFailures.blockedElsewhere(address));
+    await otherProcesses?.onAddressBlocked((address) => services.authFailures.blockedElsewhere(address));
     await sweeper.discountDowntime();
     await expiry.start();
     started.push(() => expiry.stop());
@@ -171,7 +172,7 @@ async function startLockedHub(options: HubOptions, logger: Logger): Promise<Hub>
       (await services.management.configurationFile.reload(false, undefined, { by: '(signal)', reason: 'reload' }))
         .changed,
     services,
-    database: store.database,
+    store,
     generatedAdminKey,
     firstAdminKey,
     stop,

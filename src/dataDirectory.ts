@@ -1,16 +1,15 @@
 /**
  * The data directory belongs to one hub at a time, and only to the hub's user.
  *
- * The single-instance lock is an exclusive SQLite lock held on `hub.lock` for the life of the process:
- * two hubs on one file would each miss the other's pushes (long-polls wake on in-process commits). An
- * operating-system lock dies with its process, so a lock left by a crash (kill -9, power cut) is simply
- * taken over; `hub.pid` only names the holder for the second hub's message.
+ * The single-instance lock is an exclusive lock held on `hub.lock` for the life of the process
+ * (store/fileLock.ts): two hubs on one file would each miss the other's pushes (long-polls wake on
+ * in-process commits). An operating-system lock dies with its process, so a lock left by a crash
+ * (kill -9, power cut) is simply taken over; `hub.pid` only names the holder for the second hub's message.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Sqlite from 'better-sqlite3';
 import { PRIVATE_DIR, PRIVATE_FILE, privateFile } from './privateFiles.js';
-import { isSqliteBusy } from './store/sqlite/database/busy.js';
+import { lockFile } from './store/fileLock.js';
 
 export class DataDirectoryInUse extends Error {
   constructor(dataDir: string, pid: string | undefined) {
@@ -57,40 +56,29 @@ export interface DataDirectoryLock {
 /** Takes the data directory for this process, or throws DataDirectoryInUse naming the holder's pid. */
 export function lockDataDirectory(dataDir: string): DataDirectoryLock {
   dataDirectory(dataDir);
-  const lockFile = path.join(dataDir, 'hub.lock');
+  const lockPath = path.join(dataDir, 'hub.lock');
   const pidFile = path.join(dataDir, 'hub.pid');
-  // Created 0600 before SQLite opens it (SQLite keeps the mode of an existing file).
-  fs.closeSync(fs.openSync(lockFile, 'a', PRIVATE_FILE));
-  privateFile(lockFile);
-  const lock = new Sqlite(lockFile, { timeout: 0 });
-  try {
-    lock.pragma('journal_mode = DELETE');
-    lock.pragma('locking_mode = EXCLUSIVE');
-    // The first write under EXCLUSIVE locking mode keeps the exclusive lock until the connection closes.
-    lock.exec(
-      'CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder; INSERT INTO holder VALUES (' +
-        process.pid +
-        ')',
-    );
-  } catch (error) {
-    lock.close();
-    if (isSqliteBusy(error)) {
-      let pid: string | undefined;
-      try {
-        pid = fs.readFileSync(pidFile, 'utf8').trim() || undefined;
-      } catch {
-        pid = undefined;
-      }
-      throw new DataDirectoryInUse(dataDir, pid);
+  // Created 0600 before the lock opens it (SQLite keeps the mode of an existing file).
+  fs.closeSync(fs.openSync(lockPath, 'a', PRIVATE_FILE));
+  privateFile(lockPath);
+  const lock = lockFile(lockPath, process.pid);
+  if (!lock) {
+    let pid: string | undefined;
+    try {
+      pid = fs.readFileSync(pidFile, 'utf8').trim() || undefined;
+    } catch {
+      pid = undefined;
     }
-    throw error;
+    throw new DataDirectoryInUse(dataDir, pid);
   }
   fs.writeFileSync(pidFile, `${process.pid}\n`, { mode: PRIVATE_FILE });
+  let held = true;
   return {
     release() {
-      if (!lock.open) return;
+      if (!held) return;
+      held = false;
       fs.rmSync(pidFile, { force: true });
-      lock.close();
+      lock.release();
     },
   };
 }

@@ -22,8 +22,7 @@ import { Overview } from './hub/overview.js';
 import { PackageInstances } from './hub/packages/packageInstances.js';
 import { PackageLogs } from './hub/packages/packageLogs.js';
 import { PollGate } from './hub/polls/pollGate.js';
-import type { HubStore } from './hub/ports/hubStore.js';
-import type { PollsElsewhere } from './hub/ports/pollsElsewhere.js';
+import type { OpenedStore } from './hub/ports/hubStore.js';
 import type { HubProcessFigures } from './hub/ports/processes.js';
 import { ProcessRegistry } from './hub/processRegistry.js';
 import { Repository } from './hub/packages/repository.js';
@@ -54,15 +53,14 @@ export async function createServices(
   options: HubOptions,
   logger: Logger,
   loaded: StartingConfiguration | SharedStartingConfiguration,
-  store: HubStore,
+  { store, settling, sharedConfiguration, otherProcesses }: OpenedStore,
   notifier: WakeUps,
   metrics: HubMetrics,
-  elsewhere: PollsElsewhere | undefined,
 ) {
   const { file, text: configText, generatedAdminKey } = loaded;
   const configuration: Configuration =
-    'document' in loaded && store.configurationDocument
-      ? new SharedConfiguration(store.configurationDocument, file.config, loaded.document, logger)
+    'document' in loaded && sharedConfiguration
+      ? new SharedConfiguration(sharedConfiguration.documents, file.config, loaded.document, logger)
       : new FileConfiguration(store.configuration, options.configPath, file.config, configText);
   await configuration.recordStart({
     by: generatedAdminKey === undefined ? '(file)' : '(first start)',
@@ -71,10 +69,17 @@ export async function createServices(
 
   const gate = new PollGate(options.maxPollsPerCredential);
   const callers = new CallerDirectory(store.callers);
-  const deliveries = new Deliveries(store.subscriptions, options.databaseUrl === undefined, (error) =>
+  const deliveries = new Deliveries(store.subscriptions, settling, (error) =>
     logger.warn({ err: error }, 'settling a delivery failed: it is read again, or read on, later'),
   );
-  const subscriptions = new Subscriptions(store.subscriptions, callers, notifier, gate, deliveries, elsewhere);
+  const subscriptions = new Subscriptions(
+    store.subscriptions,
+    callers,
+    notifier,
+    gate,
+    deliveries,
+    otherProcesses?.polls,
+  );
   const expiry = new ExpiryTimer(store.stateObjects, notifier, (error) =>
     logger.error({ err: error }, 'expiry failed'),
   );
@@ -140,7 +145,7 @@ export async function createServices(
         maxMs: options.authFailureMaxDelayMs,
         limit: options.authFailureLimit,
       },
-      store.authFailures,
+      otherProcesses?.authFailures,
       (error) => logger.warn({ err: error }, 'failed authentication not counted in the database'),
     ),
     overview: new Overview(store.activity, descriptors, configuration),
@@ -159,6 +164,7 @@ export async function createServices(
     options.subscriptionIdleMs,
     options.sweepIntervalMs,
     options.messageRetentionMs,
+    otherProcesses,
   );
   return { services, expiry, sweeper, processes: services.processes, deliveries };
 }

@@ -3,6 +3,9 @@
  * them (src/hub/ports), the engines (src/store) implement them, and the domain and the HTTP layer
  * (src/http) never import an engine. This reads the source and fails when a file — or a module outside
  * src/store it imports, however indirectly — imports SQLite, Kysely or src/store.
+ * Above the store, the engines are one seam (src/store/index.ts, src/store/commands.ts): no file outside
+ * src/store imports an engine's folder or package or names a PostgreSQL type, and the composition root
+ * never reads which database the settings name.
  * Errors have one catalogue (src/errors.ts): only it constructs a HubError, only src/http knows their
  * statuses, only the SQLite engine's database folder names SQLite's error codes.
  */
@@ -30,6 +33,8 @@ const DOMAIN_FOR_THE_STORE: Record<string, string> = {
   'messageAddresses.ts':
     "who a message is addressed to, shared by the store's reads and the notifier's index so both decide alike",
   'scope.ts': 'the scope numbers a message row carries (ScopeType): All and Others name no targets in their args',
+  'polls/wakeUps.ts':
+    "the announcements a store shared by several processes makes of their commits to this process's notifier (WakeUps), the same its own writes make",
 };
 
 const sourceFiles = (dir: string): string[] =>
@@ -218,6 +223,68 @@ describe('the store is the only way to the database', () => {
   });
 });
 
+describe('one seam between the hub and its engines', () => {
+  /** The engines' own folders: only src/store reaches them (through index.ts and commands.ts). */
+  const ENGINE_FOLDERS = ['sqlite', 'postgres', 'copy'].map((name) => path.join(storeDir, name));
+  /** The engines' packages. */
+  const ENGINES = ['pg', 'better-sqlite3', 'kysely'];
+  const COMPOSITION_ROOT = ['createHub.ts', 'hubStart.ts', 'hubServices.ts'].map((name) => path.join(src, name));
+
+  /** What a file outside src/store imports of an engine (its folders, its packages) and which PostgreSQL types it names. */
+  const engineKnowledge = (file: string, text = fs.readFileSync(file, 'utf8')) => [
+    ...specifiers(file, text)
+      .filter((s) =>
+        s.startsWith('.')
+          ? ENGINE_FOLDERS.some((dir) => inside(dir, resolveRelative(file, s)))
+          : ENGINES.some((p) => s === p || s.startsWith(`${p}/`)),
+      )
+      .map((s) => `${rel(file)} imports ${s}`),
+    ...[...codeWithoutStrings(text).matchAll(/\bPostgres[A-Z]\w*|\bpg\.[A-Z]\w*/g)].map(
+      (m) => `${rel(file)} names ${m[0]}`,
+    ),
+  ];
+
+  it('no file outside src/store imports an engine folder (store/sqlite, store/postgres, store/copy), pg, better-sqlite3 or kysely, or names a PostgreSQL type', () => {
+    const outside = sourceFiles(src).filter((file) => !inside(storeDir, file));
+    expect(outside.length).toBeGreaterThan(100);
+    expect(outside.flatMap((file) => engineKnowledge(file))).toEqual([]);
+    // The check sees each kind of violation, and not a mention in a comment or a string.
+    const file = path.join(src, 'violation.ts');
+    const text = [
+      "import type { PostgresHubStore } from './store/postgres/hubStore.js';",
+      "import { openSqliteStore } from './store/sqlite/openedStore.js';",
+      "const copy = await import('./store/copy/fromSqlite.js');",
+      "import type pg from 'pg';",
+      "import Sqlite from 'better-sqlite3';",
+      "import { sql } from 'kysely';",
+      "import { openStore } from './store/index.js';",
+      'let pool: pg.Pool; // PostgresLog',
+      "const said = 'PostgresListener';",
+    ].join('\n');
+    expect(engineKnowledge(file, text)).toEqual([
+      'src/violation.ts imports ./store/postgres/hubStore.js',
+      'src/violation.ts imports ./store/sqlite/openedStore.js',
+      'src/violation.ts imports pg',
+      'src/violation.ts imports better-sqlite3',
+      'src/violation.ts imports kysely',
+      'src/violation.ts imports ./store/copy/fromSqlite.js',
+      'src/violation.ts names PostgresHubStore',
+      'src/violation.ts names pg.Pool',
+    ]);
+  });
+
+  it('the composition root (createHub.ts, hubStart.ts, hubServices.ts) never reads databaseUrl: the store picks the engine', () => {
+    const reads = (file: string, text = code(file)) =>
+      [...codeWithoutStrings(text).matchAll(/\bdatabaseUrl\b/g)].map(() => `${rel(file)} reads databaseUrl`);
+    expect(COMPOSITION_ROOT.flatMap((file) => reads(file))).toEqual([]);
+    // The check sees a read, and not a mention in a comment or a string.
+    const file = COMPOSITION_ROOT[0];
+    expect(reads(file, "if (options.databaseUrl) open('databaseUrl'); // databaseUrl")).toEqual([
+      'src/createHub.ts reads databaseUrl',
+    ]);
+  });
+});
+
 describe('one error catalogue', () => {
   const errorsFile = path.join(src, 'errors.ts');
   const errorMapping = path.join(src, 'http', 'errorMapping.ts');
@@ -258,5 +325,44 @@ describe('one error catalogue', () => {
     ).toEqual([]);
     expect(naming(path.join(sqliteDatabaseDir, 'busy.ts'))).toBe(true);
     expect([names("code === 'SQLITE_BUSY'"), names('const LAST_SQLITE_MIGRATION = 1')]).toEqual([true, false]);
+  });
+});
+
+/** The cycles among `files`' relative imports (type-only ones too), each as the chain that closes it. */
+function importCycles(files: string[]): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const visit = (file: string, chain: string[]) => {
+    if (chain.includes(file)) {
+      cycles.push([...chain.slice(chain.indexOf(file)), file].map(rel).join(' → '));
+      return;
+    }
+    if (done.has(file)) return;
+    for (const specifier of specifiers(file)) {
+      const target = resolveRelative(file, specifier);
+      if (specifier.startsWith('.') && files.includes(target)) visit(target, [...chain, file]);
+    }
+    done.add(file);
+  };
+  for (const file of files) visit(file, []);
+  return cycles;
+}
+
+describe('the HTTP layer reads top to bottom', () => {
+  const httpDir = path.join(src, 'http');
+
+  it('has no import cycle, type-only imports included', () => {
+    expect(importCycles(sourceFiles(httpDir))).toEqual([]);
+    // It sees a type-only import when there is one.
+    expect(specifiers(path.join(httpDir, 'context.ts'))).toContain('./detached.js');
+  });
+
+  it('keeps its files under 300 lines and its folders at 20 files at most', () => {
+    const files = sourceFiles(httpDir);
+    const long = files.filter((file) => fs.readFileSync(file, 'utf8').split('\n').length > 300).map(rel);
+    expect(long).toEqual([]);
+    const perFolder = new Map<string, number>();
+    for (const file of files) perFolder.set(rel(path.dirname(file)), (perFolder.get(rel(path.dirname(file))) ?? 0) + 1);
+    expect([...perFolder].filter(([, n]) => n > 20)).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqliteDatabaseOf } from '../src/store/index.js';
 import type { Identity } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import {
@@ -52,16 +53,13 @@ describe('callers', () => {
     const storm = consumer('Storm');
     const ids = await Promise.all(Array.from({ length: 40 }, () => subscribeToMessages(h, storm)));
     expect(new Set(ids).size).toBe(40);
-    const owners = h
-      .database!.sqlite.prepare(
-        `select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`,
-      )
+    const { sqlite } = sqliteDatabaseOf(h.store)!;
+    const owners = sqlite
+      .prepare(`select distinct owner_connection_id from subscriptions where id in (select value from json_each(?))`)
       .pluck()
       .all(JSON.stringify(ids));
     expect(owners).toHaveLength(1);
-    expect(
-      h.database!.sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get(),
-    ).toBe(1);
+    expect(sqlite.prepare(`select count(*) from callers where friendly_name = 'Consumer/Storm'`).pluck().get()).toBe(1);
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Notifier } from '../src/hub/polls/notifier.js';
 import { isAddressedTo } from '../src/hub/messageAddresses.js';
 import type { MessageAddresses } from '../src/hub/messageAddresses.js';
-import type { StateObjectPatterns } from '../src/hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../src/hub/ports/stateObjectPatterns.js';
 
 const filter = (name: string, extra: Partial<StateObjectPatterns> = {}): StateObjectPatterns => ({
   sentinel: '*',

@@ -14,6 +14,7 @@ import { serializeConfiguration } from '../src/config/xmlFile.js';
 import { startHub } from '../src/createHub.js';
 import { DataDirectoryInUse } from '../src/dataDirectory.js';
 import { hubOptions } from '../src/settings.js';
+import { sqliteDatabaseOf } from '../src/store/index.js';
 import { runCli } from './support/hubCli.js';
 import {
   admin,
@@ -190,8 +191,8 @@ describe('space given back', () => {
     old.exec('create table leftover (x); insert into leftover values (1)');
     old.close();
     const h = await hub({ dataDir, options: { vacuumIntervalMs: 1000 } });
-    expect(h.database!.switchedToIncrementalVacuum).toBe(true);
-    const { sqlite } = h.database!;
+    const { sqlite, switchedToIncrementalVacuum } = sqliteDatabaseOf(h.store)!;
+    expect(switchedToIncrementalVacuum).toBe(true);
     expect(sqlite.pragma('auto_vacuum', { simple: true })).toBe(2);
     expect(sqlite.pragma('journal_size_limit', { simple: true })).toBe(16 * 1024 * 1024);
     for (let i = 0; i < 50; i++) {

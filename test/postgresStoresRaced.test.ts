@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { HubStore } from '../src/hub/ports/hubStore.js';
+import type { PostgresHubStore } from '../src/store/postgres/hubStore.js';
 import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { openTestHubStore, postgresServer, testDatabase, testPool } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
@@ -17,8 +17,8 @@ const MAX = 3;
 
 describe.skipIf(!server.available)("two processes on one PostgreSQL race the rules SQLite's single writer kept", () => {
   let database: TestDatabase;
-  let a: HubStore;
-  let b: HubStore;
+  let a: PostgresHubStore;
+  let b: PostgresHubStore;
   let admin: pg.Pool;
 
   beforeAll(async () => {
@@ -184,7 +184,7 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
     // Both idle since long before the cutoff (every other subscription of this file is newer than it).
     await admin.query('update subscriptions set last_active_ms = 500 where id = any($1)', [[idle.id, waiting.id]]);
     // B's poll of `waiting` has waited long: B keeps it active, A's sweep leaves it.
-    await b.subscriptions.keepActive!([waiting.id], 900);
+    await b.subscriptions.keepActive([waiting.id], 900);
     const now = Date.now();
     const INTERVAL = 60_000;
     const both = await Promise.all([

@@ -416,6 +416,23 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       expect(await stores.subscriptions.findOwned(owner, a.id, 'messages')).toBeUndefined();
       expect(await stores.subscriptions.findOwned(owner, b.id, 'messages')).toBeDefined();
     });
+
+    it("removeOwned deletes the owner's subscriptions of both kinds, not someone else's nor one used since the cutoff", async () => {
+      await newStores();
+      const messages = await stores.subscriptions.openMessages(owner, undefined, 'G');
+      const filters = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
+      const others = await stores.subscriptions.openMessages(other, undefined);
+      const used = await stores.subscriptions.openMessages(owner, undefined);
+      const cutoff = Date.now() - 60_000;
+      expect(await stores.subscriptions.removeOwned(owner, [used.id], cutoff)).toBe(0);
+      expect(await stores.subscriptions.removeOwned(owner, [messages.id, filters.id, others.id])).toBe(2);
+      expect(await stores.subscriptions.findOwned(owner, messages.id, 'messages')).toBeUndefined();
+      expect(await stores.subscriptions.findOwned(owner, filters.id, 'state_objects')).toBeUndefined();
+      expect(await stores.subscriptions.findOwned(other, others.id, 'messages')).toBeDefined();
+      expect(await stores.subscriptions.findOwned(owner, used.id, 'messages')).toBeDefined();
+      // Their places under the cap are free again.
+      await stores.subscriptions.openMessages(owner, undefined);
+    });
   });
   describe.skipIf(skip)('PackageLogStore', () => {
     const entry = (

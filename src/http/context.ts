@@ -17,7 +17,7 @@ import type { PackageInstances } from '../hub/packages/packageInstances.js';
 import type { Sentinels } from '../hub/configuration/sentinels.js';
 import type { AuthFailureThrottle } from '../hub/access/authFailureThrottle.js';
 import type { HubMetrics } from '../metrics.js';
-import type { DetachedAnswer } from './detached.js';
+import type { DetachableState } from './detached.js';
 import type { Repository } from '../hub/packages/repository.js';
 import type { Overview } from '../hub/overview.js';
 import type { ProcessRegistry } from '../hub/processRegistry.js';
@@ -50,15 +50,11 @@ export interface HubServices {
   processes: ProcessRegistry;
 }
 
-export interface HubState {
-  requestId: string;
+/** The request's state; what a long-poll answered outside Koa uses of it is in detached.ts. */
+export interface HubState extends DetachableState {
   caller: Caller;
   /** The query string's parameters by lower-cased name, parsed on first use (request.ts). */
   query?: Map<string, string>;
-  /** Set when a long-poll is answered outside Koa (detached.ts): tells the status it sent. */
-  detached?: DetachedAnswer;
-  /** `Vary: Origin` is still to be set: a poll's answer sets it when it is written (app.ts, detached.ts). */
-  varyOrigin?: boolean;
 }
 
 const SIGNAL = Symbol('clientGone');

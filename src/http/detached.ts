@@ -7,7 +7,6 @@
 import type { Context } from 'koa';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { HubState } from './context.js';
 import { errorAnswer } from './errorMapping.js';
 
 /** Told of a detached answer once it is written: its status, and what the request metrics kept for it. */
@@ -39,6 +38,17 @@ export class DetachedAnswer {
     this.listener = undefined;
     listener?.(status, this.startedAt, this.route);
   }
+}
+
+/** What answerLater reads and sets of a request's state (context.ts's HubState is one). */
+export interface DetachableState {
+  requestId: string;
+  /** Dropped once detached: nothing the waiter needs. */
+  query?: unknown;
+  /** Set when a long-poll is answered outside Koa: tells the status it sent. */
+  detached?: DetachedAnswer;
+  /** `Vary: Origin` is still to be set: a poll's answer sets it when it is written (app.ts). */
+  varyOrigin?: boolean;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -108,7 +118,7 @@ const DIE_BEFORE_ANSWER = process.env.HUB_TEST_DIE_BEFORE_ANSWER === '1';
 
 /** Answers the request with `result`'s value (200, JSON) or error once it settles, outside Koa's chain. */
 export function answerLater(ctx: Context, result: Promise<unknown>, logger: Logger): void {
-  const state = ctx.state as HubState;
+  const state = ctx.state as DetachableState;
   const { res, req } = ctx;
   const { requestId } = state;
   const { path } = ctx;

@@ -2,8 +2,11 @@
  * Rows both engines keep in the same columns, and how each becomes the domain's record: one mapping
  * per table, so the SQLite and the PostgreSQL store cannot drift apart in what they return.
  */
+import type { SentMessage } from '../hub/messageAddresses.js';
 import type { PackageLogEntry } from '../hub/ports/packageLogs.js';
 import type { RepositoryPackage } from '../hub/ports/repository.js';
+import type { StateObjectChange } from '../hub/ports/stateObjects.js';
+import { ScopeType } from '../hub/scope.js';
 
 export interface PackageLogRow {
   id: number;
@@ -65,4 +68,36 @@ export const repositoryRowOf = (p: RepositoryPackage): RepositoryPackageRow => (
   settings: p.settings,
   icon: p.icon,
   xsds: p.xsds,
+});
+
+/** What a StateObject log row tells of its change: the object's identity and type. */
+export interface StateObjectChangeRow {
+  sentinel_name: string;
+  package_name: string;
+  name: string;
+  type: string;
+}
+
+export const stateObjectChangeOf = (r: StateObjectChangeRow): StateObjectChange => ({
+  sentinelName: r.sentinel_name,
+  packageName: r.package_name,
+  name: r.name,
+  type: r.type,
+});
+
+/** What a message log row tells of who it is for: its sender, scope and args, not its data. */
+export interface SentMessageRow {
+  id: number;
+  sender_connection_id: string;
+  scope: number;
+  /** JSON: the scope's targets. */
+  args: string;
+}
+
+export const sentMessageOf = (r: SentMessageRow): SentMessage => ({
+  id: r.id,
+  scope: r.scope,
+  // Others and All name no targets in their args.
+  args: r.scope <= ScopeType.Sentinel ? (JSON.parse(r.args) as string[]) : [],
+  senderConnectionId: r.sender_connection_id,
 });

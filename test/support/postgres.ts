@@ -16,9 +16,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import type { HubStore } from '../../src/hub/ports/hubStore.js';
 import { openPostgresHubStore } from '../../src/store/postgres/hubStore.js';
-import type { PostgresHubStoreOptions } from '../../src/store/postgres/hubStore.js';
+import type { PostgresHubStore, PostgresHubStoreOptions } from '../../src/store/postgres/hubStore.js';
 import type { NewMessage, NewStateObject } from '../../src/store/postgres/connections/logs.js';
 import { migratePostgres } from '../../src/store/postgres/connections/migrate.js';
 import { createPool, numberTypes, openPostgres } from '../../src/store/postgres/connections/pool.js';
@@ -143,7 +142,10 @@ export function testClient(url: string): pg.Client {
  * The hub's PostgreSQL store on `url` as the tests open it (HUB_SYNC=full, 5 s lock wait, 100 messages
  * kept for an hour, 100 subscriptions per credential, silent), with `overrides`.
  */
-export function openTestHubStore(url: string, overrides: Partial<PostgresHubStoreOptions> = {}): Promise<HubStore> {
+export function openTestHubStore(
+  url: string,
+  overrides: Partial<PostgresHubStoreOptions> = {},
+): Promise<PostgresHubStore> {
   return openPostgresHubStore({
     url,
     sync: 'full',

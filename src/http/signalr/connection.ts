@@ -1,5 +1,5 @@
 /**
- * A SignalR connection: two subscriptions in the store (its messages, its StateObject filters) and, in
+ * A SignalR connection: two subscriptions in the store (its messages, its StateObject filters: feed.ts) and, in
  * this process's memory, what is only the transport's business: the cursor `C` it hands out, the frames
  * a hub call answered with that are not in the store (UpdateStateObject after RequestStateObjects), the
  * last answer a long-polling client has not confirmed yet, the recent answers a WebSocket or SSE client
@@ -15,19 +15,11 @@ import { randomUUID } from 'node:crypto';
 import { hubError } from '../../errors.js';
 import type { Caller } from '../../hub/access/caller.js';
 import type { ClientSignal } from '../../hub/polls/clientSignal.js';
-import type { MessageRecord, StateObjectUpdateRecord } from '../../hub/records.js';
-import { matchesPattern } from '../../wildcard.js';
 import type { HubServices } from '../context.js';
-import { packageCallback } from './constellationHub.js';
 import type { ConnectionIds } from './connectionToken.js';
 import { encodeToken } from './connectionToken.js';
-import type { ClientInvocation, Frame } from './protocol.js';
-import { TakeSignal } from './takeSignal.js';
-
-export type TransportName = 'webSockets' | 'serverSentEvents' | 'longPolling';
-
-/** The hubs a connection may carry, by the name the server writes in `H`. */
-export type HubName = 'ConsumerHub' | 'ConstellationHub' | 'ControlHub';
+import { StoreFeed } from './feed.js';
+import type { ClientInvocation, Frame, HubName, TransportName } from './protocol.js';
 
 /** Frames a take found, and how to settle what the store delivered for them. */
 interface Batch {
@@ -45,30 +37,14 @@ interface Answer {
   frames: Frame[];
 }
 
-/** Most messages and StateObject changes read from the store in one take. */
-const TAKE_LIMIT = 500;
-
 /** Recent pushed answers kept for /reconnect (ASP.NET keeps 1,000 messages per signal). */
 const REPLAY_ANSWERS = 100;
-
-interface Filter {
-  sentinel: string;
-  package: string;
-  name: string;
-  type: string;
-}
-
-const matchesFilter = (f: Filter, so: StateObjectUpdateRecord['StateObject']) =>
-  matchesPattern(f.sentinel, so.SentinelName) &&
-  matchesPattern(f.package, so.PackageName) &&
-  matchesPattern(f.name, so.Name) &&
-  matchesPattern(f.type, so.Type);
 
 export class HubConnection {
   readonly since = Date.now();
   transport: TransportName | undefined;
-  /** The hub the store's deliveries are written under (UpdateStateObject, ReceiveMessage). */
-  readonly deliveryHub: HubName;
+  /** Its subscriptions in the store, and what of their deliveries is for it. */
+  readonly feed: StoreFeed;
   /** The last cursor handed out: `<life>-<n>`, so a cursor of an earlier life is never taken for one of this. */
   private cursor = 0;
   private readonly life = randomUUID().slice(0, 8);
@@ -77,15 +53,6 @@ export class HubConnection {
   private held: Answer | undefined;
   /** Pushed transports: the recent answers, for /reconnect. */
   private readonly pushed: { cursor: number; frames: Frame[] }[] = [];
-  /** Stops the take under way (new frames in the outbox, the connection ending). */
-  private interrupt: (() => void) | undefined;
-  /** Known only to the process that opened them (undefined: served from a token, unknown). */
-  private filters: Filter[] | undefined;
-  private readonly leftGroups = new Set<string>();
-  /** Whether the StateObject subscription exists (a poll of one that does not is a SubscriptionNotFound). */
-  private stateObjectsOpen: boolean;
-  /** The settings last sent with UpdateSettings (JSON), once the package asked for them. */
-  settingsSent: string | undefined;
   /** ControlHub: the control groups joined (AddToControlGroup). */
   readonly controlGroups = new Set<string>();
   /** What stops with the connection (a log follower), by name. */
@@ -95,6 +62,11 @@ export class HubConnection {
   ended = false;
   /** Ends the transport serving the connection now (a WebSocket, an SSE stream), if any. */
   detach: (() => void) | undefined;
+  /**
+   * When this process's last take for the connection ended (epoch ms): its subscriptions, used by
+   * nobody since, end with it here (endpoints.ts); undefined, nothing was taken here.
+   */
+  lastTakeEnded: number | undefined;
   private expiry: NodeJS.Timeout | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -106,9 +78,8 @@ export class HubConnection {
     /** Opened here at negotiate (filters known), or served from a token (unknown). */
     fresh: boolean,
   ) {
-    this.deliveryHub = hubs.has('ConstellationHub') ? 'ConstellationHub' : 'ConsumerHub';
-    this.filters = fresh ? [] : undefined;
-    this.stateObjectsOpen = !fresh;
+    const hub = hubs.has('ConstellationHub') ? 'ConstellationHub' : 'ConsumerHub';
+    this.feed = new StoreFeed(ids, services, hub, () => this.caller, fresh);
   }
 
   get token(): string {
@@ -127,47 +98,11 @@ export class HubConnection {
   enqueue(frames: Frame[]): void {
     if (frames.length === 0) return;
     this.outbox.push(...frames);
-    this.interrupt?.();
+    this.feed.interrupt?.();
   }
 
   invocation(hub: HubName, method: string, args: unknown[]): ClientInvocation {
     return { H: hub, M: method, A: args };
-  }
-
-  async subscribeStateObjects(filter: Filter): Promise<void> {
-    await this.services.stateObjects.subscribe(this.caller, this.ids.stateObjects, filter);
-    this.filters?.push(filter);
-    if (!this.stateObjectsOpen) {
-      this.stateObjectsOpen = true;
-      // The take under way does not poll the StateObject subscription yet: start one that does.
-      this.interrupt?.();
-    }
-  }
-
-  /** Updates of objects this filter let in stop, unless another filter lets them in too. */
-  unsubscribeStateObjects(filter: Filter): void {
-    if (this.filters === undefined) this.filters = [];
-    this.filters = this.filters.filter(
-      (f) =>
-        f.sentinel !== filter.sentinel ||
-        f.package !== filter.package ||
-        f.name !== filter.name ||
-        f.type !== filter.type,
-    );
-  }
-
-  async joinGroup(group: string): Promise<void> {
-    await this.services.messages.joinGroup(this.caller, group, this.ids.messages);
-    this.leftGroups.delete(group);
-  }
-
-  leaveGroup(group: string): void {
-    this.leftGroups.add(group);
-  }
-
-  /** Makes sure the message subscription exists (its first use). */
-  async openMessages(): Promise<void> {
-    await this.services.messages.subscribe(this.caller, this.ids.messages);
   }
 
   /**
@@ -223,7 +158,7 @@ export class HubConnection {
   }
 
   private async pushNow(timeoutMs: number, gone: ClientSignal, write: (text: string) => boolean): Promise<boolean> {
-    const batch = await this.take(timeoutMs, gone);
+    const batch = await this.next(timeoutMs, gone);
     if (!batch) return false;
     if (batch.frames.length === 0) {
       batch.settle(true);
@@ -260,7 +195,7 @@ export class HubConnection {
    * ended, so what one take delivered is held (or pushed) before the next reads.
    */
   private oneAtATime<T>(run: () => Promise<T>): Promise<T> {
-    this.interrupt?.();
+    this.feed.interrupt?.();
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
     return next;
@@ -268,90 +203,42 @@ export class HubConnection {
 
   /** Stops waiting (a newer request of the connection takes over, or it ends). */
   stopTaking(): void {
-    this.interrupt?.();
+    this.feed.interrupt?.();
   }
 
-  /**
-   * One take: the outbox, then what the store holds for the subscriptions, waiting up to `timeoutMs`
-   * for either (both polls wait at once; the first with something stops the other).
-   */
+  /** One take: the outbox, then what the store holds for the subscriptions (not waiting when the outbox has frames). */
   private async take(timeoutMs: number, gone: ClientSignal): Promise<Batch | undefined> {
-    this.interrupt?.();
+    this.feed.interrupt?.();
+    // A connection that was pushed to before (its transport changed): its polls waiting on end first.
+    await this.feed.stopWaiting();
     if (gone.aborted || this.ended) return undefined;
-    const signals: TakeSignal[] = [];
-    const stop = () => signals.forEach((s) => s.abort());
-    const onGone = { handleEvent: stop };
-    gone.addEventListener('abort', onGone);
-    this.interrupt = stop;
-    const wait = this.outbox.length > 0 ? 0 : timeoutMs;
-    const { messages, stateObjects } = this.services;
-    const messageSignal = new TakeSignal();
-    signals.push(messageSignal);
-    const polls: Promise<unknown>[] = [
-      messages.poll(this.caller, this.ids.messages, wait, TAKE_LIMIT, messageSignal).then((found) => {
-        if (found?.length) stop();
-        return found;
-      }),
-    ];
-    if (this.stateObjectsOpen) {
-      const stateObjectSignal = new TakeSignal();
-      signals.push(stateObjectSignal);
-      polls.push(
-        stateObjects.poll(this.caller, this.ids.stateObjects, wait, TAKE_LIMIT, stateObjectSignal).then((found) => {
-          if (found?.length) stop();
-          return found;
-        }),
-      );
-    }
-    const [messageResult, stateObjectResult] = await Promise.allSettled(polls);
-    gone.removeEventListener('abort', onGone);
-    if (this.interrupt === stop) this.interrupt = undefined;
-    const settle = (sent: boolean) => signals.forEach((s) => s.settle(sent));
-    if (messageResult.status === 'rejected') {
-      settle(false);
-      throw messageResult.reason;
-    }
-    if (stateObjectResult?.status === 'rejected') {
-      if ((stateObjectResult.reason as { code?: string }).code !== 'SubscriptionNotFound') {
-        settle(false);
-        throw stateObjectResult.reason;
-      }
-      this.stateObjectsOpen = false;
+    const taken = await this.feed.take(this.outbox.length > 0 ? 0 : timeoutMs, gone);
+    this.lastTakeEnded = Date.now();
+    const frames = this.outbox.splice(0);
+    const fromOutbox = frames.length;
+    frames.push(...taken.frames);
+    return { frames, fromOutbox, settle: taken.settle };
+  }
+
+  /** Pushed transports: the outbox, or else the next answer of the store's (the feed's polls wait on between). */
+  private async next(timeoutMs: number, gone: ClientSignal): Promise<Batch | undefined> {
+    if (gone.aborted || this.ended) return undefined;
+    const taken = this.outbox.length > 0 ? { frames: [], settle: () => {} } : await this.feed.next(timeoutMs, gone);
+    this.lastTakeEnded = Date.now();
+    if (!taken || this.ended) {
+      taken?.settle(false);
+      return undefined;
     }
     const frames = this.outbox.splice(0);
     const fromOutbox = frames.length;
-    const found = (messageResult.value as MessageRecord[] | undefined) ?? [];
-    for (const message of found) {
-      if (!this.wants(message)) continue;
-      const callback = this.deliveryHub === 'ConstellationHub' ? packageCallback(message.Key) : undefined;
-      if (callback === 'UpdateSettings') {
-        // Sent again only when they differ from what watchSettings already sent.
-        const text = JSON.stringify(message.Data);
-        if (text === this.settingsSent) continue;
-        this.settingsSent = text;
-      }
-      frames.push(
-        callback
-          ? this.invocation(this.deliveryHub, callback, [message.Data])
-          : this.invocation(this.deliveryHub, 'ReceiveMessage', [message]),
-      );
-    }
-    const changes =
-      stateObjectResult?.status === 'fulfilled'
-        ? ((stateObjectResult.value as StateObjectUpdateRecord[] | undefined) ?? [])
-        : [];
-    for (const change of changes) {
-      if (change.IsDeleted) continue;
-      if (this.filters && !this.filters.some((f) => matchesFilter(f, change.StateObject))) continue;
-      frames.push(this.invocation(this.deliveryHub, 'UpdateStateObject', [change.StateObject]));
-    }
-    return { frames, fromOutbox, settle };
+    frames.push(...taken.frames);
+    return { frames, fromOutbox, settle: taken.settle };
   }
 
-  /** A group message of a group the connection left is not for it. */
-  private wants(message: MessageRecord): boolean {
-    if (this.leftGroups.size === 0 || message.Scope.Scope !== 1) return true;
-    return !message.Scope.Args.every((group) => this.leftGroups.has(group));
+  /** A pushed transport ended with no other to take over: the feed's polls stop (their subscriptions touched). */
+  async stopPushing(): Promise<void> {
+    await this.feed.stopWaiting();
+    this.lastTakeEnded = Date.now();
   }
 
   /** The client is gone for now: the state lives `ms` longer unless it comes back. */
@@ -385,7 +272,8 @@ export class HubConnection {
     for (const stop of this.onEnds.values()) stop();
     this.onEnds.clear();
     this.keep();
-    this.interrupt?.();
+    this.feed.interrupt?.();
+    void this.feed.stopWaiting();
     // A held answer was settled by its response already.
     this.held = undefined;
     this.detach?.();

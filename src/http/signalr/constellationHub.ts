@@ -3,9 +3,8 @@
  * virtual package interface's action of the same name, as the package instance the connection
  * authenticated as (research/signalr.md §3.4). Settings and control actions reach a package as the
  * messages the hub sends packages anyway (`__SettingsUpdated`, `__PackageControlAction`), turned into
- * the `UpdateSettings` and `PackageControlAction` callbacks for a hub connection (connection.ts).
+ * the `UpdateSettings` and `PackageControlAction` callbacks for a hub connection (feed.ts).
  */
-import { SETTINGS_UPDATED_KEY } from '../../hub/configuration/configurationFileActions.js';
 import { packageDescriptor } from '../../hub/packages/descriptorSchema.js';
 import type { LogLevel } from '../../hub/ports/packageLogs.js';
 import { parseLogLevel } from '../../hub/packages/packageLogs.js';
@@ -15,9 +14,6 @@ import type { HubConnection } from './connection.js';
 import type { HubMethods } from './hubs.js';
 import { ArgumentProblem, filterArg, method } from './hubs.js';
 import { subscriberMethods } from './consumerHub.js';
-
-/** The key of the message a control action (ControlHub's Start, Stop, Restart, Reload) sends a package. */
-export const CONTROL_ACTION_KEY = '__PackageControlAction';
 
 /** PackageHost's LogLevel: Debug 0, Info 1, Warn 2, Error 3, Fatal 4 (Debug is never sent). */
 const LEVELS: LogLevel[] = ['Info', 'Info', 'Warn', 'Error', 'Error'];
@@ -44,7 +40,7 @@ export function constellationMethods(): HubMethods {
     ...subscriberMethods('ConstellationHub'),
     RequestSettings: method(0, 0, async (c, _args, services) => {
       const settings = settingsOf(services, c);
-      c.settingsSent = JSON.stringify(settings);
+      c.feed.settingsSent = JSON.stringify(settings);
       c.enqueue([c.invocation('ConstellationHub', 'UpdateSettings', [settings])]);
     }),
     WriteLog: method(2, 2, async (c, [message, level], services) => {
@@ -103,21 +99,14 @@ export function watchSettings(services: HubServices, connections: () => Iterable
     if (services.configuration.current === seen) return;
     seen = services.configuration.current;
     for (const connection of connections()) {
-      if (connection.settingsSent === undefined) continue;
+      if (connection.feed.settingsSent === undefined) continue;
       const settings = settingsOf(services, connection);
       const text = JSON.stringify(settings);
-      if (text === connection.settingsSent) continue;
-      connection.settingsSent = text;
+      if (text === connection.feed.settingsSent) continue;
+      connection.feed.settingsSent = text;
       connection.enqueue([connection.invocation('ConstellationHub', 'UpdateSettings', [settings])]);
     }
   }, SETTINGS_CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/** What a message the hub sends a package stands for on a package's hub connection: a callback, or undefined. */
-export function packageCallback(key: string): 'UpdateSettings' | 'PackageControlAction' | undefined {
-  if (key === SETTINGS_UPDATED_KEY) return 'UpdateSettings';
-  if (key === CONTROL_ACTION_KEY) return 'PackageControlAction';
-  return undefined;
 }

@@ -3,9 +3,10 @@
  * ConstellationHub): each one the consumer interface's action of the same name, as the connection's
  * caller, on the connection's own subscriptions.
  */
-import type { HubConnection, HubName } from './connection.js';
+import type { HubConnection } from './connection.js';
 import type { HubMethods } from './hubs.js';
 import { ArgumentProblem, filterArg, method, nameArg } from './hubs.js';
+import type { HubName } from './protocol.js';
 
 function filterOf(args: unknown[]) {
   return {
@@ -44,8 +45,8 @@ async function requestStateObjects(connection: HubConnection, args: unknown[], h
 export function subscriberMethods(hub: HubName): HubMethods {
   return {
     RequestStateObjects: method(4, 4, (c, args) => requestStateObjects(c, args, hub)),
-    SubscribeStateObjects: method(4, 4, (c, args) => c.subscribeStateObjects(filterOf(args))),
-    UnSubscribeStateObjects: method(4, 4, async (c, args) => c.unsubscribeStateObjects(filterOf(args))),
+    SubscribeStateObjects: method(4, 4, (c, args) => c.feed.subscribeStateObjects(filterOf(args))),
+    UnSubscribeStateObjects: method(4, 4, async (c, args) => c.feed.unsubscribeStateObjects(filterOf(args))),
     // 1.8.2 pages may leave data out, or pass several values (then sent as an array).
     SendMessage: method(2, 32, async (c, args) => {
       const { scope, args: scopeArgs, sagaId } = scopeOf(args[0]);
@@ -56,7 +57,7 @@ export function subscriberMethods(hub: HubName): HubMethods {
         { authorize: true, viaHub: true },
       );
     }),
-    SubscribeMessages: method(1, 1, (c, args) => c.joinGroup(nameArg(args[0], 'group'))),
-    UnSubscribeMessages: method(1, 1, async (c, args) => c.leaveGroup(nameArg(args[0], 'group'))),
+    SubscribeMessages: method(1, 1, (c, args) => c.feed.joinGroup(nameArg(args[0], 'group'))),
+    UnSubscribeMessages: method(1, 1, async (c, args) => c.feed.leaveGroup(nameArg(args[0], 'group'))),
   };
 }

@@ -9,7 +9,8 @@ import type { Caller } from '../../hub/access/caller.js';
 import { SETTINGS_UPDATED_KEY } from '../../hub/configuration/configurationFileActions.js';
 import type { HubServices } from '../context.js';
 import type { HubConnection } from './connection.js';
-import { CONTROL_ACTION_KEY, settingsOfInstance } from './constellationHub.js';
+import { settingsOfInstance } from './constellationHub.js';
+import { CONTROL_ACTION_KEY } from './feed.js';
 import type { HubMethods } from './hubs.js';
 import { ArgumentProblem, filterArg, method, nameArg } from './hubs.js';
 

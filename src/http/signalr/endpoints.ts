@@ -1,42 +1,30 @@
 /**
  * ASP.NET SignalR 2's endpoints under `/signalr` (research/signalr.md §1.2): negotiate, connect,
- * reconnect, start, send, poll, abort, ping, answered over long polling and server-sent events here
- * (Koa), and over WebSockets on the HTTP server's upgrade (`upgrade`). Every request is authenticated
+ * reconnect, start, send, poll, abort, ping, answered here (Koa) and over long polling; server-sent
+ * events and WebSockets (the HTTP server's upgrade) in pushed.ts. Every request is authenticated
  * again; a request naming a connection this process does not hold is served from its token (the
  * connection's subscriptions are in the store).
  */
 import type { IncomingMessage } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import { Gauge } from 'prom-client';
-import { WebSocketServer } from 'ws';
-import type { WebSocket } from 'ws';
 import { hubError } from '../../errors.js';
 import type { HubServices, HubState } from '../context.js';
 import { clientGone } from '../context.js';
-import { errorAnswer } from '../errorMapping.js';
 import { servedPrefix } from '../paths.js';
-import type { TransportName } from './connection.js';
 import { checkSameCaller, HubConnection } from './connection.js';
 import { decodeToken, newConnectionIds } from './connectionToken.js';
 import type { HubTable } from './hubs.js';
 import { invoke } from './hubs.js';
 import type { Lookup } from './identity.js';
 import { checkHubRights, requestedHubs, signalrCaller } from './identity.js';
-import type { HubResult, SignalRTimings } from './protocol.js';
-import {
-  DEFAULT_TIMINGS,
-  MAX_INCOMING_BYTES,
-  negotiation,
-  parseInvocation,
-  persistentResponse,
-  protocolVersion,
-} from './protocol.js';
+import type { HubResult, SignalRTimings, TransportName } from './protocol.js';
+import { DEFAULT_TIMINGS, negotiation, parseInvocation, persistentResponse, protocolVersion } from './protocol.js';
 import type { ConnectionRegistry } from './registry.js';
-import type { Sink } from './requests.js';
-import { Closed, lookupOf, readForm } from './requests.js';
+import { pushedTransports } from './pushed.js';
+import { lookupOf, readForm, SIGNALR_PATH } from './requests.js';
 
 /** What a hub does when a connection starts (OnConnected) or comes back (OnReconnected). */
 export interface HubLifecycle {
@@ -55,8 +43,6 @@ export interface SignalR {
   close(): void;
 }
 
-const PATH = /^\/signalr\/([a-z]+)\/?$/i;
-
 export function createSignalR(
   services: HubServices,
   table: HubTable,
@@ -65,7 +51,6 @@ export function createSignalR(
 ): SignalR {
   const { options, logger } = services;
   const timings: SignalRTimings = options.signalrTimings ?? DEFAULT_TIMINGS;
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES });
   const stopWatching = lifecycle.watch(connections);
 
   new Gauge({
@@ -79,8 +64,36 @@ export function createSignalR(
     },
   });
 
+  /**
+   * The connection ends here for good (abort, or its client gone for DisconnectTimeout): so do its
+   * subscriptions, unless used since `usedSince` (another process serves the connection now).
+   */
+  async function endConnection(connection: HubConnection, usedSince?: number): Promise<void> {
+    connections.remove(connection);
+    const { messages, stateObjects } = connection.ids;
+    try {
+      await services.messages.endSubscriptions(connection.caller, [messages, stateObjects], usedSince);
+    } catch (error) {
+      logger.warn({ err: error, connection: connection.ids.id }, 'SignalR subscriptions left to the idle sweep');
+    }
+  }
+
+  // Only a process that took for the connection knows when it was last served: one that never did
+  // leaves its subscriptions to the process serving it (or to the idle sweep).
   const expireLater = (connection: HubConnection) =>
-    connection.expireAfter(timings.disconnectTimeoutS * 1000, () => connections.remove(connection));
+    connection.expireAfter(timings.disconnectTimeoutS * 1000, () => {
+      if (connection.lastTakeEnded === undefined) connections.remove(connection);
+      else void endConnection(connection, connection.lastTakeEnded + 1);
+    });
+
+  const pushed = pushedTransports({
+    services,
+    timings,
+    connectionOf,
+    reconnected: (connection) => lifecycle.connected(connection, true, () => undefined),
+    call,
+    expireLater,
+  });
 
   /** The caller, or the refusal the REST interfaces give a wrong key (403), slowed as theirs. */
   async function callerOf(lookup: Lookup, ip: string) {
@@ -108,7 +121,7 @@ export function createSignalR(
     const hubs = requestedHubs(lookup('connectionData'));
     checkHubRights(caller, hubs);
     const connection = new HubConnection(ids, caller, hubs, services, false);
-    await connection.openMessages().catch(() => {
+    await connection.feed.openMessages().catch(() => {
       throw hubError('SignalRUnknownConnection');
     });
     connections.add(connection);
@@ -149,7 +162,7 @@ export function createSignalR(
     connection.keep();
     try {
       if (action === 'connect') {
-        await connection.openMessages();
+        await connection.feed.openMessages();
         ctx.body = persistentResponse(connection.currentCursor, [], true);
         return;
       }
@@ -158,81 +171,6 @@ export function createSignalR(
     } finally {
       if (!connection.ended) expireLater(connection);
     }
-  }
-
-  /** Serves a connection over a pushed transport until it closes: init or replay, then each answer. */
-  async function servePushed(
-    connection: HubConnection,
-    transport: TransportName,
-    sink: Sink,
-    closed: Closed,
-    action: string,
-    messageId: string | undefined,
-  ): Promise<void> {
-    connection.detach?.();
-    connection.keep();
-    connection.transport = transport;
-    const detach = () => sink.close();
-    connection.detach = detach;
-    const keepAlive = setInterval(() => sink.send('{}'), timings.keepAliveS * 1000);
-    try {
-      if (action === 'connect') {
-        await connection.openMessages();
-        sink.send(JSON.stringify(persistentResponse(connection.currentCursor, [], true)));
-      } else {
-        const replay = connection.replayAfter(messageId);
-        if (replay) sink.send(JSON.stringify(replay));
-        await lifecycle.connected(connection, true, () => undefined);
-      }
-      // A reader too slow lets the socket's buffer grow: looked at with each write, closed past the limit.
-      const write = (text: string) => {
-        const sent = sink.send(text);
-        if (sink.buffered() > options.signalrSendBufferBytes) {
-          logger.warn({ connection: connection.ids.id }, 'SignalR client too slow: connection closed');
-          sink.close();
-        }
-        return sent;
-      };
-      while (!closed.aborted && !connection.ended) {
-        await connection.push(timings.connectionTimeoutS * 1000, closed, write);
-      }
-    } catch (error) {
-      logger.warn({ err: error, connection: connection.ids.id }, 'SignalR connection stopped');
-    } finally {
-      clearInterval(keepAlive);
-      sink.close();
-      if (connection.detach === detach) {
-        connection.detach = undefined;
-        if (!connection.ended) expireLater(connection);
-      }
-    }
-  }
-
-  function serverSentEvents(ctx: Context, connection: HubConnection, action: string, messageId: string | undefined) {
-    const { res } = ctx;
-    ctx.respond = false;
-    res.writeHead(200, {
-      ...Object.fromEntries(Object.entries(ctx.response.headers).map(([k, v]) => [k, String(v)])),
-      'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-cache',
-      'X-Accel-Buffering': 'no',
-    });
-    res.write('data: initialized\n\n');
-    const closed = new Closed();
-    res.on('close', () => closed.fire());
-    const sink: Sink = {
-      send: (text) => {
-        if (res.writableEnded || res.destroyed) return false;
-        res.write(`data: ${text}\n\n`);
-        return true;
-      },
-      buffered: () => res.writableLength,
-      close: () => {
-        if (res.writableLength > options.signalrSendBufferBytes) res.destroy();
-        else if (!res.writableEnded) res.end();
-      },
-    };
-    void servePushed(connection, 'serverSentEvents', sink, closed, action, messageId);
   }
 
   async function send(ctx: Context, connection: HubConnection, data: string | undefined): Promise<void> {
@@ -259,7 +197,7 @@ export function createSignalR(
   }
 
   const middleware: Koa.Middleware<HubState> = async (ctx, next) => {
-    const matched = PATH.exec(ctx.path);
+    const matched = SIGNALR_PATH.exec(ctx.path);
     if (!matched) return next();
     cors(ctx);
     if (ctx.method === 'OPTIONS') {
@@ -291,7 +229,7 @@ export function createSignalR(
         const transport = transportOf(lookup);
         if (transport === 'webSockets') throw hubError('SignalRBadRequest', { problem: 'WebSockets needs an upgrade' });
         if (transport === 'serverSentEvents' && action !== 'poll')
-          return serverSentEvents(ctx, connection, action, lookup('messageId'));
+          return pushed.serverSentEvents(ctx, connection, action, lookup('messageId'));
         return longPoll(ctx, connection, action, formValue('messageId'));
       }
       case 'start': {
@@ -306,8 +244,7 @@ export function createSignalR(
       case 'send':
         return send(ctx, await connectionOf(lookup, ctx.ip), formValue('data'));
       case 'abort': {
-        const connection = await connectionOf(lookup, ctx.ip);
-        connections.remove(connection);
+        await endConnection(await connectionOf(lookup, ctx.ip));
         ctx.body = '';
         ctx.status = 200;
         return;
@@ -317,73 +254,14 @@ export function createSignalR(
     }
   };
 
-  /** Writes an error answer on a socket that asked for an upgrade, and closes it. */
-  function refuseUpgrade(socket: Duplex, thrown: unknown): void {
-    const { status, body } = errorAnswer(thrown, logger, '', '/signalr');
-    const text = JSON.stringify(body);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-    );
-  }
-
-  function serveSocket(ws: WebSocket, connection: HubConnection, action: string, messageId: string | undefined): void {
-    const closed = new Closed();
-    ws.on('close', () => closed.fire());
-    ws.on('error', () => closed.fire());
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
-      const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
-      void call(connection, text).then(
-        (result) => {
-          if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(result));
-        },
-        () => undefined,
-      );
-    });
-    const sink: Sink = {
-      send: (text) => {
-        if (ws.readyState !== ws.OPEN) return false;
-        ws.send(text);
-        return true;
-      },
-      buffered: () => ws.bufferedAmount,
-      // A reader too slow would never read the close frame either.
-      close: () => {
-        if (ws.bufferedAmount > options.signalrSendBufferBytes) ws.terminate();
-        else if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close();
-      },
-    };
-    void servePushed(connection, 'webSockets', sink, closed, action, messageId);
-  }
-
-  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = new URL(req.url ?? '/', 'http://hub');
-    const matched = PATH.exec(url.pathname);
-    const action = matched?.[1].toLowerCase();
-    if (action !== 'connect' && action !== 'reconnect') return false;
-    const lookup = lookupOf(url.searchParams, req.headers);
-    const ip = req.socket.remoteAddress ?? '';
-    connectionOf(lookup, ip)
-      .then(
-        (connection) => {
-          if (lookup('transport') !== 'webSockets')
-            throw hubError('SignalRBadRequest', { problem: 'not the webSockets transport' });
-          sockets.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, connection, action, lookup('messageId')));
-        },
-        (thrown: unknown) => refuseUpgrade(socket, thrown),
-      )
-      .catch((thrown: unknown) => refuseUpgrade(socket, thrown));
-    return true;
-  }
-
   return {
     middleware,
-    upgrade,
+    upgrade: pushed.upgrade,
     connections,
     close: () => {
       stopWatching();
       connections.endAll();
-      for (const client of sockets.clients) client.terminate();
+      pushed.close();
     },
   };
 }

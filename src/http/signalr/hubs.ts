@@ -7,8 +7,8 @@
 import { HubError } from '../../errors.js';
 import { checkFilter, checkRequestName } from '../../hub/access/requestNames.js';
 import type { HubServices } from '../context.js';
-import type { HubConnection, HubName } from './connection.js';
-import type { HubInvocation, HubResult } from './protocol.js';
+import type { HubConnection } from './connection.js';
+import type { HubInvocation, HubName, HubResult } from './protocol.js';
 
 export interface HubMethod {
   /** Accepted argument counts: exactly `min` or up to `max`. */

@@ -8,7 +8,7 @@ import { hubError } from '../../errors.js';
 import { authenticate } from '../../hub/access/authentication.js';
 import type { Caller } from '../../hub/access/caller.js';
 import type { HubServices } from '../context.js';
-import type { HubName } from './connection.js';
+import type { HubName } from './protocol.js';
 
 /** A request's parameters: the query string first, then the headers (names case-insensitive). */
 export type Lookup = (name: string) => string | undefined;

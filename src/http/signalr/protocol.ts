@@ -4,6 +4,12 @@
  * `{H, M, A}`, hub results `{I, R?, E?}` and the hub invocations clients send `{H, M, A, I}`.
  */
 
+/** The transports the hub serves (foreverFrame is refused: clients fall back). */
+export type TransportName = 'webSockets' | 'serverSentEvents' | 'longPolling';
+
+/** The hubs a connection may carry, by the name the server writes in `H`. */
+export type HubName = 'ConsumerHub' | 'ConstellationHub' | 'ControlHub';
+
 /** ASP.NET's ProtocolResolver: the client's version clamped to 1.2–1.5, 1.2 when it sends none. */
 export function protocolVersion(clientProtocol: string | undefined): string {
   const asked = Number(clientProtocol);

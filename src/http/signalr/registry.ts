@@ -2,7 +2,8 @@
  * The SignalR connections this process serves now: found by id on every request, counted per
  * credential (the cap), listed (who, hub, transport, since) for the console and /metrics.
  */
-import type { HubConnection, HubName, TransportName } from './connection.js';
+import type { HubConnection } from './connection.js';
+import type { HubName, TransportName } from './protocol.js';
 
 /** One live connection as the console and /metrics show it. */
 export interface LiveConnection {

@@ -6,6 +6,9 @@ import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type { Lookup } from './identity.js';
 import { MAX_INCOMING_BYTES } from './protocol.js';
 
+/** `/signalr/<action>` (a trailing slash allowed). */
+export const SIGNALR_PATH = /^\/signalr\/([a-z]+)\/?$/i;
+
 /** The query string's and the headers' values, names compared case-insensitively. */
 export function lookupOf(query: URLSearchParams, headers: IncomingMessage['headers']): Lookup {
   const lowered = new Map<string, string>();

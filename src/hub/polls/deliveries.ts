@@ -26,7 +26,7 @@ import { randomUUID } from 'node:crypto';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import type { DeliveryClaim, JudgedPending, PendingDelivery } from '../ports/deliveryClaim.js';
-import type { SubscriptionStore } from '../ports/subscriptions.js';
+import type { DeliverySettling, SubscriptionStore } from '../ports/subscriptions.js';
 
 /** An answer under way (written once its response finished, until settled); `waiters` are told when it is settled. */
 interface Flight {
@@ -53,14 +53,18 @@ export class Deliveries {
   /** DeliveryClaim.lostAfterMs. */
   readonly #lostAfterMs: number;
 
+  /** The database is this process's alone (SQLite): a pending delivery not of this life is read again at once. */
+  private readonly exclusive: boolean;
+
   constructor(
     private readonly store: SubscriptionStore,
-    /** The database is this process's alone (SQLite): a pending delivery not of this life is read again at once. */
-    private readonly exclusive: boolean,
+    /** How the store's engine ends a written answer's pending delivery (ports/subscriptions.ts). */
+    private readonly settling: DeliverySettling,
     /** A settling write failed (the pending delivery stays: read again later, or read on once judged). */
     private readonly settleFailed: (error: unknown) => void,
   ) {
-    this.#lostAfterMs = exclusive ? 0 : GRACE_MS;
+    this.exclusive = settling.kind === 'byNextPoll';
+    this.#lostAfterMs = this.exclusive ? 0 : GRACE_MS;
   }
 
   /** The claim of one poll (one token for all its takes), settled by how its answer ends. */
@@ -142,8 +146,8 @@ export class Deliveries {
    * them again: a duplicate each).
    */
   async close(): Promise<void> {
-    if (!this.exclusive || !this.store.consumeWritten) return;
-    await this.store.consumeWritten(this.#life, [...this.#flights.keys(), ...this.#unsent]).catch(this.settleFailed);
+    if (this.settling.kind !== 'byNextPoll') return;
+    await this.settling.consumeWritten(this.#life, [...this.#flights.keys(), ...this.#unsent]).catch(this.settleFailed);
   }
 
   #land(token: string): void {

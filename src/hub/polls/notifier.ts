@@ -6,7 +6,8 @@
 import type { MessageAddresses, MessageTargets, SentMessage } from '../messageAddresses.js';
 import { visitTargets } from '../messageAddresses.js';
 import { matchesPattern } from '../access/patterns.js';
-import type { StateObjectChange, StateObjectPatterns } from '../ports/stateObjects.js';
+import type { StateObjectChange } from '../ports/stateObjects.js';
+import type { StateObjectPatterns } from '../ports/stateObjectPatterns.js';
 import { Waiter } from './waiter.js';
 import type { PollInterest, WakeUps } from './wakeUps.js';
 

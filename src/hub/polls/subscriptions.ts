@@ -112,6 +112,16 @@ export class Subscriptions {
   }
 
   /**
+   * Deletes the caller's subscriptions among `ids` (their client ended them), except any used at or
+   * after `usedSince` (another process serves them now: SubscriptionStore.removeOwned). How many went.
+   */
+  async remove(caller: Caller, ids: string[], usedSince?: number): Promise<number> {
+    const connectionId = await this.callers.knownConnectionId(caller);
+    if (!connectionId) return 0;
+    return this.store.removeOwned({ connectionId, credentialName: caller.credential.name }, ids, usedSince);
+  }
+
+  /**
    * The caller's subscription of that kind with what it listens for, or the "subscription lost" 500
    * firmware re-subscribes on. `claim`: a poll's first read (SubscriptionStore.findOwned).
    */

@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import { isHubError } from '../../errors.js';
 import type { MessageStore } from '../ports/messages.js';
+import type { OtherProcesses } from '../ports/otherProcesses.js';
 import type { StateObjectStore } from '../ports/stateObjects.js';
 import type { SubscriptionStore } from '../ports/subscriptions.js';
 import type { PackageLogs } from '../packages/packageLogs.js';
@@ -33,6 +34,8 @@ export class Sweeper {
     private readonly idleMs: number,
     private readonly intervalMs: number,
     private readonly retentionMs: number,
+    /** Other processes sharing the store, whose sweeps must leave this process's waiting polls' subscriptions. */
+    private readonly otherProcesses?: Pick<OtherProcesses, 'keepActive'>,
   ) {}
 
   /** Called once at start-up, before anything is served. */
@@ -54,7 +57,7 @@ export class Sweeper {
           });
     }, this.intervalMs);
     this.timer.unref();
-    if (this.subscriptions.keepActive) {
+    if (this.otherProcesses) {
       this.keepTimer = setInterval(
         () => {
           this.keeping ??= this.keepActive()
@@ -71,7 +74,7 @@ export class Sweeper {
   async keepActive(): Promise<void> {
     const now = Date.now();
     const ids = this.notifier.waitingSince(now - this.idleMs / 2);
-    if (ids.length > 0) await this.subscriptions.keepActive?.(ids, now);
+    if (ids.length > 0) await this.otherProcesses?.keepActive(ids, now);
   }
 
   /** One sweep; nothing when another process sweeps now or did within half an interval. */

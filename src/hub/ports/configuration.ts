@@ -61,3 +61,13 @@ export interface ConfigurationDocumentStore {
     config?: HubConfiguration,
   ): Promise<StoredConfiguration | undefined>;
 }
+
+/** The configuration kept in the store as one document that every process sharing it applies. */
+export interface SharedConfigurationDocument {
+  readonly documents: ConfigurationDocumentStore;
+  /**
+   * Hears every change of the document any process commits (this one's too) from now on; resolves
+   * once listening. A hint: a lost one is made up by re-reading the document now and then.
+   */
+  onChanged(hear: () => void): Promise<void>;
+}

@@ -1,23 +1,12 @@
 /** The StateObject log's port: one sequence orders every change; subscriptions read it through a cursor per filter. */
 import type { ClientSignal } from '../polls/clientSignal.js';
 import type { DeliveryClaim, JudgedPending } from './deliveryClaim.js';
+import type { StateObjectPatterns } from './stateObjectPatterns.js';
 
 export interface StateObjectKey {
   sentinelName: string;
   packageName: string;
   name: string;
-}
-
-/**
- * A StateObject filter as the wire gives it, over the four keys: `*` stands for any run of characters
- * (none included) and every other character, `?` and `[` too, for itself (src/wildcard.ts). Each engine
- * evaluates these in its own terms and gives stored filters back in this form.
- */
-export interface StateObjectPatterns {
-  sentinel: string;
-  package: string;
-  name: string;
-  type: string;
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The subscriptions' port: opening, finding and touching them, and their idle clocks (counted only while the hub runs). */
 import type { MessageAddresses } from '../messageAddresses.js';
 import type { DeliveryClaim } from './deliveryClaim.js';
-import type { StateObjectPatterns } from './stateObjects.js';
+import type { StateObjectPatterns } from './stateObjectPatterns.js';
 
 export type SubscriptionKind = 'state_objects' | 'messages';
 
@@ -51,16 +51,16 @@ export interface SubscriptionStore {
   ): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
   /**
+   * Deletes the owner's subscriptions among `ids` (their client ended them: a SignalR connection's
+   * two), except any used at or after `usedSince` (epoch ms; another process serves them now). Someone
+   * else's are left. Says how many went.
+   */
+  removeOwned(owner: SubscriptionOwner, ids: string[], usedSince?: number): Promise<number>;
+  /**
    * Settles the subscription's pending delivery if `token` is still the pending one: `written`, it is
    * consumed; otherwise its cursors go back to before it, so the next take reads it again.
    */
   settle(id: string, token: string, written: boolean): Promise<void>;
-  /**
-   * Only on an engine this process owns (SQLite), at a graceful shutdown: ends every pending delivery
-   * whose token starts with `life` but is not one of `unsettled`, as consumed (their answers were
-   * written; hub/polls/deliveries.ts).
-   */
-  consumeWritten?(life: string, unsettled: string[]): Promise<void>;
   /** Start-up: moves every subscription's idle clock forward by the time since the last heartbeat, and records one. */
   discountDowntime(now: number): Promise<void>;
   /**
@@ -69,11 +69,21 @@ export interface SubscriptionStore {
    * undefined, doing nothing, while another sweeps or when one swept less than `everyMs / 2` ago.
    */
   sweep(now: number, idleCutoff: number, keep: string[], everyMs: number): Promise<ExpiredSubscription[] | undefined>;
-  /**
-   * Only on an engine several processes share (PostgreSQL): the subscriptions `ids`, whose polls wait in
-   * this process, are active at `now`, so that another process's sweep leaves them (one statement).
-   */
-  keepActive?(ids: string[], now: number): Promise<void>;
   /** Records the last moment the hub was alive. */
   heartbeat(now: number): Promise<void>;
 }
+
+/**
+ * How the pending delivery of an answer written whole ends (hub/polls/deliveries.ts), which depends on
+ * who else uses the store:
+ * - `byNextPoll`: this process is the store's only user. Nothing is written per answer: the next poll
+ *   of its subscription ends it, or a graceful shutdown does (`consumeWritten`: every pending delivery
+ *   whose token starts with `life` but is not one of `unsettled`, as consumed); a pending delivery of
+ *   an earlier life of the process is read again at once.
+ * - `byOwnWrite`: other processes may judge it without this one's memory, so each written answer is
+ *   settled by a write of its own (SubscriptionStore.settle); another process's pending delivery is
+ *   waited for a while, then read again.
+ */
+export type DeliverySettling =
+  | { readonly kind: 'byNextPoll'; consumeWritten(life: string, unsettled: string[]): Promise<void> }
+  | { readonly kind: 'byOwnWrite' };

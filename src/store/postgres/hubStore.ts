@@ -52,7 +52,14 @@ export interface PostgresHubStoreOptions {
  */
 const WRITE_CONNECTIONS = 4;
 
-export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<HubStore> {
+/** The ports, and what only a store several processes share has: openedStore.ts makes capabilities of them. */
+export interface PostgresHubStore extends HubStore {
+  readonly configurationDocument: PostgresConfigurationDocumentStore;
+  readonly authFailures: PostgresAuthFailureStore;
+  readonly subscriptions: PostgresSubscriptionStore;
+}
+
+export async function openPostgresHubStore(options: PostgresHubStoreOptions): Promise<PostgresHubStore> {
   const { log } = options;
   const { db } = openPostgres({
     url: options.url,

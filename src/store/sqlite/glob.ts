@@ -5,7 +5,7 @@
  * its literal prefix as GLOB (the index), cheap necessary conditions, and src/wildcard.ts's linear
  * matcher for the exact answer.
  */
-import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import { matchesPieces, piecesOf } from '../../wildcard.js';
 
 /** The GLOB that matches what the `*` pattern matches. */

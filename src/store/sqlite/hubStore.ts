@@ -39,6 +39,8 @@ export interface SqliteHubStoreOptions {
 export interface SqliteHubStore extends HubStore {
   /** The file itself, for the hub's own tests and tools (pragmas, a second look at the rows). */
   readonly database: OpenedDatabase;
+  /** With `consumeWritten`, which ends this process's written answers at a graceful shutdown (DeliverySettling). */
+  readonly subscriptions: SqliteSubscriptionStore;
 }
 
 export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promise<SqliteHubStore> {

@@ -6,7 +6,7 @@
 import type Sqlite from 'better-sqlite3';
 import type { Db } from './database/open.js';
 import { prepareQuery } from './database/prepared.js';
-import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import { hasWildcard } from '../../wildcard.js';
 import type { StateObjectGlobs } from './glob.js';
 import { fromGlob, globsOf } from './glob.js';

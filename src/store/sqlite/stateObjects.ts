@@ -13,12 +13,12 @@ import type { ClientSignal } from '../../hub/polls/clientSignal.js';
 import type {
   StateObject,
   StateObjectChange,
-  StateObjectPatterns,
   StateObjectStore,
   StateObjectWrite,
   TakenStateObjects,
 } from '../../hub/ports/stateObjects.js';
 import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';

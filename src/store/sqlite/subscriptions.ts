@@ -11,7 +11,7 @@ import type { TransactionBatcher } from './database/batch.js';
 import type { Db } from './database/open.js';
 import type { SubscriptionRow } from './database/schema.js';
 import { hubError } from '../../errors.js';
-import type { StateObjectPatterns } from '../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import type {
   ExpiredSubscription,
   OpenedSubscription,
@@ -43,6 +43,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly ownerOf;
   private readonly insertRow;
   private readonly countOwned;
+  private readonly deleteOwned;
 
   constructor(
     private readonly db: Db,
@@ -62,6 +63,9 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     this.insertRow =
       sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
       values (?, ?, ?, ?, ?, ?, ?)`);
+    this.deleteOwned = sqlite.prepare(
+      'delete from subscriptions where id = ? and owner_connection_id = ? and credential_name = ? and last_active_ms < ?',
+    );
     this.countOwned = sqlite.prepare('select count(*) from subscriptions where credential_name = ?').pluck();
   }
 
@@ -124,6 +128,15 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   touched(id: string): Promise<void> {
     return this.batcher.run(() => {
       this.touch.run(Date.now(), id);
+    });
+  }
+
+  removeOwned(owner: SubscriptionOwner, ids: string[], usedSince = Number.MAX_SAFE_INTEGER): Promise<number> {
+    return this.batcher.run(() => {
+      let removed = 0;
+      for (const id of ids)
+        removed += this.deleteOwned.run(id, owner.connectionId, owner.credentialName, usedSince).changes;
+      return removed;
     });
   }
 

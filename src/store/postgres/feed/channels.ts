@@ -1,6 +1,6 @@
 /**
- * The notification channels besides the logs' doorbells, named in a module that loads nothing: createHub.ts
- * listens on them, and a hub on SQLite must not load the PostgreSQL engine to know their names.
+ * The notification channels besides the logs' doorbells: the ports that notify on them, and the opener
+ * (openedStore.ts) that listens on them for the hub, name them here.
  */
 
 /** A change of the configuration document (configuration.ts), applied by every process. */

@@ -15,6 +15,8 @@ import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { PostgresConnectionOptions } from '../connections/pool.js';
 import { createPool } from '../connections/pool.js';
+import { sentMessageOf, stateObjectChangeOf } from '../../rows.js';
+import type { CommitsElsewhere } from '../../settings.js';
 import type { NotificationHandler } from './listener.js';
 import type { OwnCommits } from './ownCommits.js';
 import { doorbell } from './ownCommits.js';
@@ -22,19 +24,9 @@ import { HUB_CHANNEL, PostgresListener } from './listener.js';
 import { TailReader } from './tailReader.js';
 import { PostgresPollsElsewhere } from './pollsElsewhere.js';
 
-/** What the feed tells: the notifier's announcements (hub/polls/wakeUps.ts ChangeAnnouncer has these). */
-export interface Announcements {
-  stateObjectChanged(object: { sentinelName: string; packageName: string; name: string; type: string }): unknown;
-  messageSent(message: { id: number; scope: number; args: string[]; senderConnectionId: string }): unknown;
-  logWritten(): void;
-  /** A poll of `key` was given `order` on some process (notifier.ts `claimedElsewhere`). */
-  claimedElsewhere(key: string, order: number): void;
-  /** Polls registered in this process and not ended (notifier.ts): none, and a doorbell reads nothing. */
-  readonly waitingCount: number;
-}
-
 export interface CrossProcessWakeUpsOptions extends Omit<PostgresConnectionOptions, 'role'> {
-  announce: Announcements;
+  /** The notifier: what other processes committed, and their polls' claims (none waiting: a doorbell reads nothing). */
+  announce: CommitsElsewhere;
   /** The tail reader's fallback interval (HUB_PG_POLL_MS); default 1 s. */
   fallbackMs?: number;
   /**
@@ -73,23 +65,10 @@ export async function startCrossProcessWakeUps(options: CrossProcessWakeUpsOptio
     own: options.own,
     handlers: {
       stateObjects: (rows) => {
-        for (const r of rows)
-          announce.stateObjectChanged({
-            sentinelName: r.sentinel_name,
-            packageName: r.package_name,
-            name: r.name,
-            type: r.type,
-          });
+        for (const r of rows) announce.stateObjectChanged(stateObjectChangeOf(r));
       },
       messages: (rows) => {
-        for (const r of rows) {
-          announce.messageSent({
-            id: r.id,
-            scope: r.scope,
-            args: r.scope <= 3 ? (JSON.parse(r.args) as string[]) : [],
-            senderConnectionId: r.sender_connection_id,
-          });
-        }
+        for (const r of rows) announce.messageSent(sentMessageOf(r));
       },
       packageLogs: (rows) => {
         if (rows.length > 0) announce.logWritten();

@@ -25,25 +25,17 @@ import type { LogName, Queryable } from '../connections/logs.js';
 import { LOG_NAMES, logHeads } from '../connections/logs.js';
 import type { OwnCommits } from './ownCommits.js';
 import type { PostgresLog } from '../connections/pool.js';
+import type { SentMessageRow, StateObjectChangeRow } from '../../rows.js';
 
 /** What changed in the StateObject log: the object's identity and state, not its value. */
-export interface ChangedStateObjectKey {
+export interface ChangedStateObjectKey extends StateObjectChangeRow {
   seq: number;
-  sentinel_name: string;
-  package_name: string;
-  name: string;
-  type: string;
   is_deleted: boolean;
   expires_at_ms: number | null;
 }
 
 /** A message of the log: who sent it and to whom (its scope and args), not its data. */
-export interface SentMessageKey {
-  id: number;
-  sender_connection_id: string;
-  scope: number;
-  args: string;
-}
+export type SentMessageKey = SentMessageRow;
 
 export interface PackageLogKey {
   id: number;

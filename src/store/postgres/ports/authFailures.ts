@@ -3,7 +3,7 @@
  * hub process: one upsert per failure in `auth_failures` (unlogged: a count lost with a PostgreSQL crash
  * only forgives a minute of guesses), by the database's clock so that processes on machines whose clocks
  * differ count alike. An address that reached the limit is announced on the channel `hub_auth` (its
- * address as the payload), which every process listens on (createHub.ts). Every 100th failure of a
+ * address as the payload), which every process listens on (openedStore.ts: OtherProcesses.onAddressBlocked). Every 100th failure of a
  * process also deletes the rows older than the window.
  */
 import type pg from 'pg';

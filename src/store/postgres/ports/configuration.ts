@@ -150,7 +150,7 @@ async function replaceInstanceGroups(client: pg.PoolClient, config: HubConfigura
 }
 
 /**
- * The configuration document alone, for `hub config import|export` (cli.ts): the database migrated
+ * The configuration document alone, for `hub config import|export` (cli.ts, through store/commands.ts): the database migrated
  * first (an empty database gets its tables), then one connection named `hub:<pid>:config`.
  */
 export async function openConfigurationDocuments(

@@ -12,13 +12,13 @@ import type { ClientSignal } from '../../../hub/polls/clientSignal.js';
 import type {
   StateObject,
   StateObjectChange,
-  StateObjectPatterns,
   StateObjectStore,
   StateObjectWrite,
   TakenStateObject,
   TakenStateObjects,
 } from '../../../hub/ports/stateObjects.js';
 import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
+import type { StateObjectPatterns } from '../../../hub/ports/stateObjectPatterns.js';
 import { GroupCommit } from '../connections/groupCommit.js';
 import { upsertStateObjects } from '../connections/logs.js';
 import type { OwnCommits } from '../feed/ownCommits.js';

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { hubError } from '../../../errors.js';
-import type { StateObjectPatterns } from '../../../hub/ports/stateObjects.js';
+import type { StateObjectPatterns } from '../../../hub/ports/stateObjectPatterns.js';
 import type {
   ExpiredSubscription,
   OpenedSubscription,
@@ -101,6 +101,20 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
         text: 'update subscriptions set last_active_ms = $1 where id = $2',
         values: [Date.now(), id],
       });
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async removeOwned(owner: SubscriptionOwner, ids: string[], usedSince = Number.MAX_SAFE_INTEGER): Promise<number> {
+    try {
+      const { rowCount } = await this.pool.query({
+        name: 'hub_remove_owned',
+        text: `delete from subscriptions where id = any($1::text[]) and owner_connection_id = $2 and credential_name = $3
+               and last_active_ms < $4`,
+        values: [ids, owner.connectionId, owner.credentialName, usedSince],
+      });
+      return rowCount ?? 0;
     } catch (error) {
       throw storeError(error);
     }
