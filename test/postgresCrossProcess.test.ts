@@ -66,7 +66,7 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     });
     const interest = await b.subscriptions.findOwned(me, id, 'state_objects');
     const signal = new AbortController().signal;
-    expect(await b.stateObjects.take(id, 0, signal)).toEqual([]);
+    expect((await b.stateObjects.take(id, 0, signal)).objects).toEqual([]);
     const waiter = notifierB.register(id, interest!);
     const outcome = waiter.wait(30_000, signal);
     await a.stateObjects.push({
@@ -93,7 +93,7 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     });
     expect(await outcome).toBe('woken');
     notifierB.release(id, waiter);
-    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([
+    expect((await b.stateObjects.take(id, 0, signal)).objects.map((c) => [c.name, c.current?.value])).toEqual([
       ['Temperature', '21'],
     ]);
   });
@@ -158,7 +158,7 @@ describe.skipIf(!server.available)('wake-ups across processes on PostgreSQL', ()
     });
     const waiter = notifierB.register(id, (await b.subscriptions.findOwned(me, id, 'state_objects'))!);
     const signal = new AbortController().signal;
-    expect((await b.stateObjects.take(id, 0, signal)).map((c) => [c.name, c.current?.value])).toEqual([
+    expect((await b.stateObjects.take(id, 0, signal)).objects.map((c) => [c.name, c.current?.value])).toEqual([
       ['Unwatched', '1'],
     ]);
     notifierB.release(id, waiter);

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
-import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { PostgresMessageStore } from '../src/store/postgres/ports/messages.js';
 import { createPool } from '../src/store/postgres/connections/pool.js';
-import { claim, messageFrom, signal } from './support/storeTakes.js';
+import type { TestClaim } from './support/storeTakes.js';
+import { claim, messageFrom, shownTo, signal } from './support/storeTakes.js';
 import { blockedConnections, openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -51,8 +51,8 @@ describe.skipIf(!server.available)('PostgreSQL: message takes in batches', () =>
     for (let i = 0; i < count; i++) ids.push((await hub.subscriptions.openMessages(owner, undefined)).id);
     return ids;
   };
-  const take = async (on: PostgresMessageStore, id: string, limit: number, by: DeliveryClaim) =>
-    (await on.take(id, limit, signal(), by)).messages.map((m) => m.data);
+  const take = async (on: PostgresMessageStore, id: string, limit: number, by: TestClaim) =>
+    shownTo(by, await on.take(id, limit, signal(), by)).messages.map((m) => m.data);
 
   beforeAll(async () => {
     database = await testDatabase(server);

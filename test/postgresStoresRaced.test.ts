@@ -170,9 +170,9 @@ describe.skipIf(!server.available)("two processes on one PostgreSQL race the rul
       sentMs: 1,
     });
     const signal = new AbortController().signal;
-    expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current?.value)).toEqual(['7']);
+    expect((await b.stateObjects.take(objects.id, 0, signal)).objects.map((c) => c.current?.value)).toEqual(['7']);
     await a.stateObjects.purge({ sentinelName: 'S2', packageName: 'P' }, { name: '*', type: '*' });
-    expect((await b.stateObjects.take(objects.id, 0, signal)).map((c) => c.current)).toEqual([undefined]);
+    expect((await b.stateObjects.take(objects.id, 0, signal)).objects.map((c) => c.current)).toEqual([undefined]);
     expect((await b.messages.take(messages.id, 0, signal)).messages.map((m) => m.data)).toEqual(['"hello"']);
     expect((await a.messages.take(messages.id, 0, signal)).messages).toEqual([]);
   });

@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
-import type { DeliveryClaim } from '../src/hub/ports/subscriptions.js';
 import { createPool } from '../src/store/postgres/connections/pool.js';
 import { PostgresStateObjectStore } from '../src/store/postgres/ports/stateObjects.js';
-import { claim, consumerApp, patterns, signal, write } from './support/storeTakes.js';
+import type { TestClaim } from './support/storeTakes.js';
+import { claim, consumerApp, patterns, shownTo, signal, write } from './support/storeTakes.js';
 import { blockedConnections, openTestHubStore, postgresServer, testDatabase } from './support/postgres.js';
 import type { TestDatabase } from './support/postgres.js';
 
@@ -53,9 +53,12 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
   });
 
   /** The take's objects as [name, value], and how many query strings it sent. */
-  async function take(limit: number, by: DeliveryClaim) {
+  async function take(limit: number, by: TestClaim) {
     const before = sent;
-    const objects = (await store.take(subscription, limit, signal(), by)).map((o) => [o.name, o.current?.value]);
+    const objects = shownTo(by, await store.take(subscription, limit, signal(), by)).objects.map((o) => [
+      o.name,
+      o.current?.value,
+    ]);
     return { objects, trips: sent - before };
   }
 
@@ -119,10 +122,10 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
     const before = sent;
     const taken = await Promise.all([
       ...[...exact, ...like].map((id, i) => store.take(id, i % 2, signal(), claim(`f${i}`))),
-      store.take(waiting, 0, signal(), judge),
+      store.take(waiting, 0, signal(), judge).then((t) => shownTo(judge, t)),
     ]);
     // Exact and LIKE filters; limits 0 (all) and 1 by turns.
-    const names = taken.map((objects) => objects.map((o) => `${o.name}=${o.current?.value}`));
+    const names = taken.map(({ objects }) => objects.map((o) => `${o.name}=${o.current?.value}`));
     expect(names).toEqual([['F1=1'], ['F1=1'], ['F1=1'], ['F1=1'], ['F1=1', 'F2=2'], ['F1=1'], []]);
     expect(judge.shown.map((p) => p.token)).toEqual(['w1']);
     // The batch in one, the judged take on its own (several).
@@ -133,9 +136,9 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
     const next = await Promise.all(exact.map((id, i) => store.take(id, 0, signal(), claim(`g${i}`))));
     expect(sent - again).toBe(1);
     // Each delivery is pending under its own claim: the next take of each is judged.
-    expect(next.map((objects) => objects.map((o) => o.current?.value))).toEqual([['3'], ['3'], ['3']]);
+    expect(next.map(({ objects }) => objects.map((o) => o.current?.value))).toEqual([['3'], ['3'], ['3']]);
     const judged = exact.map(() => claim('h', 'delivered'));
-    await Promise.all(exact.map((id, i) => store.take(id, 0, signal(), judged[i])));
+    await Promise.all(exact.map((id, i) => store.take(id, 0, signal(), judged[i]).then((t) => shownTo(judged[i], t))));
     expect(judged.map((c) => c.shown.map((p) => p.token))).toEqual([['g0'], ['g1'], ['g2']]);
   });
 
@@ -152,7 +155,7 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
       const takes = Promise.all([contested, ...others].map((id, i) => store.take(id, 0, signal(), claim(`c${i}`))));
       await expect.poll(() => blockedConnections(database.url)).toBeGreaterThan(0);
       await blocker.query('commit');
-      expect((await takes).map((objects) => objects.map((o) => o.current?.value))).toEqual([['1'], ['1'], ['1']]);
+      expect((await takes).map(({ objects }) => objects.map((o) => o.current?.value))).toEqual([['1'], ['1'], ['1']]);
     } finally {
       blocker.release();
     }
@@ -172,9 +175,9 @@ describe.skipIf(!server.available)('PostgreSQL: StateObject takes in one round t
           elsewhere.take(shared, 0, signal(), there),
           ...own.map((id, i) => (i % 2 ? store : elsewhere).take(id, 0, signal(), claim(`r${round}.${i}`))),
         ]);
-        expect([...a, ...b].map((o) => o.current?.value)).toEqual([String(round)]);
-        expect(rest.map((objects) => objects.map((o) => o.current?.value))).toEqual(own.map(() => [String(round)]));
-        await hub.subscriptions.settle(shared, a.length > 0 ? here.token : there.token, true);
+        expect([...a.objects, ...b.objects].map((o) => o.current?.value)).toEqual([String(round)]);
+        expect(rest.map(({ objects }) => objects.map((o) => o.current?.value))).toEqual(own.map(() => [String(round)]));
+        await hub.subscriptions.settle(shared, a.objects.length > 0 ? here.token : there.token, true);
         for (const [i, id] of own.entries()) await hub.subscriptions.settle(id, `r${round}.${i}`, true);
       }
     } finally {

@@ -12,12 +12,13 @@ import { createLogger } from '../src/logger.js';
 import type { HubConfiguration } from '../src/config/model.js';
 import type { HubStore } from '../src/hub/ports/hubStore.js';
 import type { NewMessage } from '../src/hub/ports/messages.js';
-import type { DeliveryClaim, SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
+import type { SubscriptionOwner } from '../src/hub/ports/subscriptions.js';
 import { ScopeType } from '../src/hub/scope.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import { tempDir } from './support/afterFile.js';
-import { claim, consumerApp, messageFrom, patterns, signal, write } from './support/storeTakes.js';
+import type { TestClaim } from './support/storeTakes.js';
+import { claim, consumerApp, messageFrom, patterns, signal, shownTo, write } from './support/storeTakes.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -99,7 +100,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
   });
 
   const taken = async (id: string, limit = 0) =>
-    (await stores.stateObjects.take(id, limit, signal())).map((c) => [
+    (await stores.stateObjects.take(id, limit, signal())).objects.map((c) => [
       c.name,
       c.current === undefined ? 'deleted' : c.current.value,
     ]);
@@ -197,8 +198,8 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       await stores.stateObjects.push(write('A', 1));
       const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
-      const objects = async (c: DeliveryClaim) =>
-        (await stores.stateObjects.take(id, 0, signal(), c)).map((o) => [o.name, o.current?.value]);
+      const objects = async (c: TestClaim) =>
+        shownTo(c, await stores.stateObjects.take(id, 0, signal(), c)).objects.map((o) => [o.name, o.current?.value]);
       const first = claim('first');
       expect(await objects(first)).toEqual([['A', '1']]);
       expect(first.shown).toEqual([]);
@@ -233,7 +234,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       const { id } = await stores.subscriptions.openStateObjects(owner, undefined, patterns());
       await taken(id);
       await stores.stateObjects.purge({ sentinelName: 'S1', packageName: 'P1' }, { name: '*', type: '*' });
-      expect(await stores.stateObjects.take(id, 0, signal(), claim('t'))).toHaveLength(1);
+      expect((await stores.stateObjects.take(id, 0, signal(), claim('t'))).objects).toHaveLength(1);
       expect(await stores.stateObjects.sweep(0)).toBe(0);
       await stores.subscriptions.settle(id, 't', false);
       expect(await taken(id)).toEqual([['A', 'deleted']]);
@@ -310,8 +311,8 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
       await newStores();
       const { id } = await stores.subscriptions.openMessages(owner, undefined);
       for (const m of ['m1', 'm2', 'm3']) await stores.messages.send(message(m));
-      const take = async (c: DeliveryClaim | undefined, limit = 0) =>
-        (await stores.messages.take(id, limit, signal(), c)).messages.map((m) => m.data);
+      const take = async (c: TestClaim | undefined, limit = 0) =>
+        shownTo(c, await stores.messages.take(id, limit, signal(), c)).messages.map((m) => m.data);
       const first = claim('first');
       expect(await take(first, 2)).toEqual(['m1', 'm2']);
       expect(first.shown).toEqual([]);

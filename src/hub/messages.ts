@@ -1,7 +1,7 @@
 /** Sending messages to scopes, message subscriptions and groups, and long-polling the log. */
 import { hubError } from '../errors.js';
 import type { ClientSignal } from './polls/clientSignal.js';
-import type { MessageStore } from './ports/messages.js';
+import type { MessageStore, TakenMessages } from './ports/messages.js';
 import { SAGA_RESPONSE_KEY } from './ports/messages.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
 
@@ -11,7 +11,7 @@ import { isPackageCaller, SenderType } from './access/caller.js';
 import type { MessageRecord } from './records.js';
 import { messageRecord } from './records.js';
 import { checkScopeArgs, parseScope, ScopeType } from './scope.js';
-import type { Subscriptions } from './polls/subscriptions.js';
+import type { PollRead, Subscriptions } from './polls/subscriptions.js';
 import type { ChangeAnnouncer } from './polls/wakeUps.js';
 
 export interface SendInput {
@@ -120,14 +120,16 @@ export class Messages {
     limit: number,
     abort: ClientSignal,
   ): Promise<MessageRecord[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, abort, async (id, delivery) => {
-      const { messages, missed } = await delivery.take(
-        id,
-        (claim) => this.store.take(id, limit, abort, claim),
-        (taken) => taken.messages.length > 0,
-      );
-      if (missed > 0) this.counters.missed(id, caller, missed);
-      return messages.map(messageRecord);
-    });
+    return this.subscriptions.poll(caller, subscriptionId, 'messages', timeoutMs, limit, abort, this.read);
   }
+
+  /** What a poll reads (Subscriptions.poll): the store's take, and its records (a caller sees all it is sent). */
+  private readonly read: PollRead<TakenMessages, MessageRecord> = {
+    take: (subscription, limit, abort, claim) => this.store.take(subscription, limit, abort, claim),
+    delivered: (taken) => taken.messages.length > 0,
+    visible: (taken, caller, subscription) => {
+      if (taken.missed > 0) this.counters.missed(subscription, caller, taken.missed);
+      return taken.messages.map(messageRecord);
+    },
+  };
 }

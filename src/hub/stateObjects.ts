@@ -3,12 +3,12 @@ import { maySeeStateObject } from './access/authorization.js';
 import type { ClientSignal } from './polls/clientSignal.js';
 import type { Caller } from './access/caller.js';
 import type { ExpiryTimer } from './polls/expiry.js';
-import type { StateObjectStore } from './ports/stateObjects.js';
+import type { StateObjectStore, TakenStateObjects } from './ports/stateObjects.js';
 import type { StateObjectPatterns } from './ports/stateObjectPatterns.js';
 import type { SubscriptionStore } from './ports/subscriptions.js';
 import type { StateObjectRecord, StateObjectUpdateRecord } from './records.js';
 import { deletedStateObjectUpdate, stateObjectRecord } from './records.js';
-import type { Subscriptions } from './polls/subscriptions.js';
+import type { PollRead, Subscriptions } from './polls/subscriptions.js';
 import type { ChangeAnnouncer } from './polls/wakeUps.js';
 
 export interface PushInput {
@@ -97,23 +97,20 @@ export class StateObjects {
     limit: number,
     abort: ClientSignal,
   ): Promise<StateObjectUpdateRecord[] | undefined> {
-    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, abort, async (id, delivery) => {
-      // What the caller may not see is read past (its cursor moves) and left out; read on while a
-      // whole read was left out, so an answer is not empty while visible changes wait.
-      for (;;) {
-        const changes = await delivery.take(
-          id,
-          (claim) => this.store.take(id, limit, abort, claim),
-          (taken) => taken.length > 0,
-        );
-        const now = Date.now();
-        const visible = changes
-          .filter((c) => maySeeStateObject(caller.credential, c))
-          .map((c): StateObjectUpdateRecord =>
-            c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
-          );
-        if (visible.length > 0 || changes.length === 0) return visible;
-      }
-    });
+    return this.subscriptions.poll(caller, subscriptionId, 'state_objects', timeoutMs, limit, abort, this.read);
   }
+
+  /** What a poll reads (Subscriptions.poll): the store's take, and the records of what the caller may see. */
+  private readonly read: PollRead<TakenStateObjects, StateObjectUpdateRecord> = {
+    take: (subscription, limit, abort, claim) => this.store.take(subscription, limit, abort, claim),
+    delivered: (taken) => taken.objects.length > 0,
+    visible: (taken, caller) => {
+      const now = Date.now();
+      return taken.objects
+        .filter((c) => maySeeStateObject(caller.credential, c))
+        .map((c): StateObjectUpdateRecord =>
+          c.current ? { StateObject: stateObjectRecord(c.current, now) } : deletedStateObjectUpdate(c, now),
+        );
+    },
+  };
 }

@@ -7,7 +7,12 @@ import type { NewCaller } from '../../src/hub/ports/callers.js';
 import type { NewMessage } from '../../src/hub/ports/messages.js';
 import { ScopeType } from '../../src/hub/scope.js';
 import type { StateObjectWrite } from '../../src/hub/ports/stateObjects.js';
-import type { DeliveryClaim, PendingDelivery, PendingVerdict } from '../../src/hub/ports/subscriptions.js';
+import type {
+  DeliveryClaim,
+  JudgedPending,
+  PendingDelivery,
+  PendingVerdict,
+} from '../../src/hub/ports/deliveryClaim.js';
 
 /** The consumer Consumer/App, first seen long ago, under a new ConnectionId. */
 export const consumerApp = (): NewCaller => ({
@@ -60,18 +65,22 @@ export const patterns = (name = '*', rest: Partial<{ sentinel: string; package: 
 
 export const signal = () => new AbortController().signal;
 
-/** A take's claim that records the pending deliveries it is shown and answers each with `verdict`. */
-export const claim = (
-  token: string,
-  verdict: PendingVerdict = 'wait',
-): DeliveryClaim & { shown: PendingDelivery[] } => {
-  const shown: PendingDelivery[] = [];
-  return {
-    token,
-    shown,
-    judge: (pending) => {
-      shown.push(pending);
-      return verdict;
-    },
-  };
+/** A test's claim: data, and the pending deliveries its takes were shown (recorded by `shownTo`). */
+export type TestClaim = DeliveryClaim & { shown: PendingDelivery[] };
+
+/** A take's claim (plain data) under which any pending delivery of another token is judged `verdict`. */
+export const claim = (token: string, verdict: PendingVerdict = 'wait'): TestClaim => ({
+  token,
+  // Every token starts with '': read on past it. Otherwise another life's, lost at once or never.
+  life: verdict === 'delivered' ? '' : 'another life:',
+  answering: new Map(),
+  unsent: new Set(),
+  lostAfterMs: verdict === 'redeliver' ? 0 : Number.POSITIVE_INFINITY,
+  shown: [],
+});
+
+/** Records on `by` the pending delivery its take judged (the take's `judged`), and returns the take. */
+export const shownTo = <T extends { judged?: JudgedPending }>(by: TestClaim | undefined, taken: T): T => {
+  if (by && taken.judged) by.shown.push({ token: taken.judged.token, sinceMs: taken.judged.sinceMs });
+  return taken;
 };

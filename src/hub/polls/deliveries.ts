@@ -4,16 +4,18 @@
  * the poll's token (SubscriptionStore.settle, the store's takes). The answer's fate settles it: written
  * whole (the response's 'finish'), it is consumed; closed before, or answered with an error, its cursors
  * go back at once and the next poll reads it again. A take that finds a pending delivery of another poll
- * judges it: this process's answer still being written is waited for; one of this process whose answer
- * was written is read on past (and ended in that take's transaction), one whose cursors failed to go
- * back is read again; one of another process (PostgreSQL) is waited for up to 2 s after it was taken (a
- * live process settles it in milliseconds), then read again; one of an earlier life of this process
- * (`exclusive`: nobody else uses the database) is read again at once.
+ * judges it with the poll's claim, plain data the store applies (ports/deliveryClaim.ts): this
+ * process's answer still being written is waited for; one of this process whose answer was written is
+ * read on past (and ended in that take's transaction), one whose cursors failed to go back is read
+ * again; one of another process (PostgreSQL) is waited for up to 2 s after it was taken (a live process
+ * settles it in milliseconds), then read again; one of an earlier life of this process (`exclusive`:
+ * nobody else uses the database) is read again at once. The take returns its verdict; the poll then
+ * records it here (PollDelivery.afterTake).
  *
  * On PostgreSQL a written answer is consumed by a write of its own: other processes judge its pending
  * delivery without this process's memory. On SQLite (`exclusive`) it is not: nobody but this process
  * judges it, and this process reads on past it, so the next poll of the subscription ends it: its
- * first read, in the touch it writes anyway (`ended`, SubscriptionStore.findOwned), or else its take,
+ * first read, in the touch it writes anyway (the poll's claim, SubscriptionStore.findOwned), or else its take,
  * in the take's own transaction (no settling transaction per answer or per fan-out round); a graceful
  * shutdown ends those still pending (close). Nothing is kept in memory for it: the token on the
  * subscription is the record. A crash gives a duplicate, never a loss: before a written answer is
@@ -23,13 +25,8 @@
 import { randomUUID } from 'node:crypto';
 import { ClientGone } from '../../errors.js';
 import type { ClientSignal } from './clientSignal.js';
-import type {
-  DeliveryClaim,
-  DeliverySettling,
-  PendingDelivery,
-  PendingVerdict,
-  SubscriptionStore,
-} from '../ports/subscriptions.js';
+import type { DeliveryClaim, JudgedPending, PendingDelivery } from '../ports/deliveryClaim.js';
+import type { DeliverySettling, SubscriptionStore } from '../ports/subscriptions.js';
 
 /** An answer under way (written once its response finished, until settled); `waiters` are told when it is settled. */
 interface Flight {
@@ -53,6 +50,8 @@ export class Deliveries {
    * write: rare), until a take reads them again. Any other ended token of this life was written.
    */
   readonly #unsent = new Set<string>();
+  /** DeliveryClaim.lostAfterMs. */
+  readonly #lostAfterMs: number;
 
   /** The database is this process's alone (SQLite): a pending delivery not of this life is read again at once. */
   private readonly exclusive: boolean;
@@ -65,32 +64,20 @@ export class Deliveries {
     private readonly settleFailed: (error: unknown) => void,
   ) {
     this.exclusive = settling.kind === 'byNextPoll';
+    this.#lostAfterMs = this.exclusive ? 0 : GRACE_MS;
   }
 
   /** The claim of one poll (one token for all its takes), settled by how its answer ends. */
   forPoll(abort: ClientSignal): PollDelivery {
-    return new PollDelivery(this, `${this.#life}${++this.#next}`, abort);
+    const claim: DeliveryClaim = {
+      token: `${this.#life}${++this.#next}`,
+      life: this.#life,
+      answering: this.#flights,
+      unsent: this.#unsent,
+      lostAfterMs: this.#lostAfterMs,
+    };
+    return new PollDelivery(this, claim, abort);
   }
-
-  /** A take's verdict on a pending delivery of another poll (see the header). */
-  judge(pending: PendingDelivery): PendingVerdict {
-    const flight = this.#flights.get(pending.token);
-    if (flight) return flight.written ? 'delivered' : 'wait';
-    if (pending.token.startsWith(this.#life)) return this.#unsent.has(pending.token) ? 'redeliver' : 'delivered';
-    if (this.exclusive) return 'redeliver';
-    return Date.now() >= pending.sinceMs + GRACE_MS ? 'redeliver' : 'wait';
-  }
-
-  /**
-   * On SQLite (`exclusive`), whether `pending` is an answer of this life written whole (a take would
-   * read on past it): a poll's first read ends it with the touch it writes anyway (findOwned), so the
-   * take after it finds none. Always false on PostgreSQL, which settles each answer by a write.
-   */
-  readonly ended = (pending: PendingDelivery): boolean =>
-    this.exclusive &&
-    pending.token.startsWith(this.#life) &&
-    !this.#flights.has(pending.token) &&
-    !this.#unsent.has(pending.token);
 
   /** After a take judged `wait`: until that delivery may be judged again (or the client leaves). */
   async waitOut(pending: PendingDelivery, abort: ClientSignal, attempt: number): Promise<void> {
@@ -170,69 +157,61 @@ export class Deliveries {
   }
 }
 
-/** One poll's claim on what its takes deliver (DeliveryClaim), and the settling of it when its answer ends. */
-export class PollDelivery implements DeliveryClaim {
-  /** The pending delivery the last take judged `wait`, if it did. */
-  #blocked: PendingDelivery | undefined = undefined;
-  /** The pending delivery the last take read on past or read again, if it did. */
-  #judged: string | undefined = undefined;
+/**
+ * One poll's claim on what its takes deliver (as data: `claim`), and the settling of it when its answer
+ * ends. Around each take of the poll (hub/polls/subscriptions.ts, SubscriptionPoll.take): beforeTake,
+ * the store's take under `claim`, then afterTake with what it delivered and judged (or takeFailed).
+ */
+export class PollDelivery {
   #subscription: string | undefined = undefined;
   #failed = false;
 
   constructor(
     private readonly deliveries: Deliveries,
-    readonly token: string,
+    readonly claim: DeliveryClaim,
     private readonly abort: ClientSignal,
   ) {}
 
-  judge(pending: PendingDelivery): PendingVerdict {
-    // Its own, from an earlier take of this poll (left out as not visible): nothing of it was answered.
-    if (pending.token === this.token) return 'delivered';
-    const verdict = this.deliveries.judge(pending);
-    if (verdict === 'wait') this.#blocked = pending;
-    if (verdict !== 'wait') this.#judged = pending.token;
-    return verdict;
+  /** Whether an earlier take of this poll delivered (its answer settles what this one delivers too). */
+  get #flying(): boolean {
+    return this.#subscription !== undefined;
+  }
+
+  /** Before a take: what it may deliver is this process's answer under way from its COMMIT on. */
+  beforeTake(): void {
+    if (!this.#flying) this.deliveries.mayFly(this.claim.token);
   }
 
   /**
-   * One take under this claim (waiting out a pending delivery that cannot be judged yet). `delivered`
-   * says whether it delivered anything: the poll's answer then settles it. Rejects with ClientGone if
-   * the client leaves while waiting.
+   * After a take committed: the pending delivery it read on past or read again has ended; what it
+   * delivered is settled by how the poll's answer ends. Returns the pending delivery it judged `wait`,
+   * to be waited out (waitOut) before the poll takes again.
    */
-  async take<R>(
-    subscription: string,
-    take: (claim: DeliveryClaim) => Promise<R>,
-    delivered: (r: R) => boolean,
-  ): Promise<R> {
-    for (let attempt = 0; ; attempt++) {
-      this.#blocked = undefined;
-      this.#judged = undefined;
-      const flying = this.#subscription !== undefined;
-      if (!flying) this.deliveries.mayFly(this.token);
-      let result: R;
-      try {
-        result = await take(this);
-      } catch (error) {
-        // Committed or not (a lost COMMIT), whatever it delivered will not be answered.
-        if (!(error instanceof ClientGone)) this.#fail(subscription);
-        else if (!flying) this.deliveries.grounded(this.token);
-        throw error;
-      }
-      if (this.#judged !== undefined) this.deliveries.judged(this.#judged);
-      if (!flying) {
-        if (delivered(result)) this.#fly(subscription);
-        else this.deliveries.grounded(this.token);
-      }
-      const blocked = this.#blocked;
-      if (blocked === undefined) return result;
-      await this.deliveries.waitOut(blocked, this.abort, attempt);
+  afterTake(subscription: string, delivered: boolean, judged: JudgedPending | undefined): PendingDelivery | undefined {
+    // Its own (an earlier take of this poll, left out as not visible) is not another poll's to end.
+    if (judged && judged.verdict !== 'wait' && judged.token !== this.claim.token) this.deliveries.judged(judged.token);
+    if (!this.#flying) {
+      if (delivered) this.#fly(subscription);
+      else this.deliveries.grounded(this.claim.token);
     }
+    return judged?.verdict === 'wait' ? judged : undefined;
+  }
+
+  /** The take failed: committed or not (a lost COMMIT), whatever it delivered will not be answered. */
+  takeFailed(subscription: string, error: unknown): void {
+    if (!(error instanceof ClientGone)) this.#fail(subscription);
+    else if (!this.#flying) this.deliveries.grounded(this.claim.token);
+  }
+
+  /** Until `pending` (judged `wait`) may be judged again; rejects with ClientGone if the client leaves. */
+  waitOut(pending: PendingDelivery, attempt: number): Promise<void> {
+    return this.deliveries.waitOut(pending, this.abort, attempt);
   }
 
   #fly(subscription: string): void {
     this.#subscription = subscription;
     const settle = (written: boolean) => {
-      if (!this.#failed) this.deliveries.settle(subscription, this.token, written);
+      if (!this.#failed) this.deliveries.settle(subscription, this.claim.token, written);
     };
     // Without a response to watch (not HTTP), what a take delivered is consumed at once.
     if (this.abort.whenAnswered) this.abort.whenAnswered(settle);
@@ -242,6 +221,6 @@ export class PollDelivery implements DeliveryClaim {
   #fail(subscription: string): void {
     if (this.#failed) return;
     this.#failed = true;
-    this.deliveries.settle(this.#subscription ?? subscription, this.token, false);
+    this.deliveries.settle(this.#subscription ?? subscription, this.claim.token, false);
   }
 }

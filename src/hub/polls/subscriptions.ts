@@ -1,11 +1,17 @@
-/** Opening and checking subscriptions on behalf of a caller; shared by StateObjects and messages. */
+/**
+ * Opening and checking subscriptions on behalf of a caller, and polling them; shared by StateObjects
+ * and messages. A poll reads top to bottom here: Subscriptions.poll finds the caller's subscription
+ * and registers its waiter; longPoll waits; SubscriptionPoll.take takes under the poll's claim (the
+ * store applies it: ports/deliveryClaim.ts), waits out another answer's pending delivery, keeps what
+ * the caller may see; longPoll answers; the answer's end settles what was delivered (deliveries.ts).
+ */
 import { hubError } from '../../errors.js';
 import type { ClientSignal } from './clientSignal.js';
 import type { Deliveries, PollDelivery } from './deliveries.js';
 import { isGuid } from '../messageAddresses.js';
+import type { DeliveryClaim, JudgedPending } from '../ports/deliveryClaim.js';
 import type {
   OpenedSubscription,
-  PendingDelivery,
   SubscriptionInterest,
   SubscriptionKind,
   SubscriptionOwner,
@@ -19,6 +25,19 @@ import type { InterestChange, PollsElsewhere } from '../ports/pollsElsewhere.js'
 import type { PollWaiter, WakeUps } from './wakeUps.js';
 
 export type { SubscriptionKind };
+
+/**
+ * What a poll of one kind of subscription reads (StateObjects, messages): one object per kind, not
+ * closures per poll (thousands wait at once).
+ */
+export interface PollRead<R extends { judged?: JudgedPending }, T> {
+  /** The store's take: reads and consumes in one transaction, the claim applied there (the port's take). */
+  take(subscription: string, limit: number, abort: ClientSignal, claim: DeliveryClaim): Promise<R>;
+  /** Whether the take delivered anything (the poll's answer then settles it). */
+  delivered(taken: R): boolean;
+  /** The records of what was taken that the caller may see (what was not is read past and left out). */
+  visible(taken: R, caller: Caller, subscription: string): T[];
+}
 
 const missingSubscriptionId = () => hubError('MissingParameter', { parameter: 'subscriptionId' });
 
@@ -104,44 +123,46 @@ export class Subscriptions {
 
   /**
    * The caller's subscription of that kind with what it listens for, or the "subscription lost" 500
-   * firmware re-subscribes on. `ended`: a poll's first read (SubscriptionStore.findOwned).
+   * firmware re-subscribes on. `claim`: a poll's first read (SubscriptionStore.findOwned).
    */
   async requireOwned(
     caller: Caller,
     id: string | undefined,
     kind: SubscriptionKind,
-    ended?: (pending: PendingDelivery) => boolean,
+    claim?: DeliveryClaim,
   ): Promise<SubscriptionInterest> {
     if (!id) throw missingSubscriptionId();
     const connectionId = isGuid(id) ? await this.callers.knownConnectionId(caller) : undefined;
     const interest = connectionId
-      ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind, ended)
+      ? await this.store.findOwned({ connectionId, credentialName: caller.credential.name }, id, kind, claim)
       : undefined;
     if (!interest) throw hubError('SubscriptionNotFound', { id });
     return interest;
   }
 
   /**
-   * Long-polls the caller's subscription of `kind`: `take` reads and consumes in one transaction (see
-   * longPoll) under the poll's delivery (what it delivers is settled by how the answer ends:
-   * deliveries.ts). Undefined when the client went away.
+   * Long-polls the caller's subscription of `kind`: `read` takes (reads and consumes in one
+   * transaction, see longPoll) under the poll's claim, what it delivers settled by how the answer ends
+   * (deliveries.ts). Undefined when the client went away.
    */
-  poll<T>(
+  poll<R extends { judged?: JudgedPending }, T>(
     caller: Caller,
     id: string | undefined,
     kind: SubscriptionKind,
     timeoutMs: number,
+    limit: number,
     abort: ClientSignal,
-    take: (subscriptionId: string, delivery: PollDelivery) => Promise<T[]>,
+    read: PollRead<R, T>,
   ): Promise<T[] | undefined> {
     if (!id) return Promise.reject(missingSubscriptionId());
     const credential = caller.credential.name;
+    const delivery = this.deliveries.forPoll(abort);
     let registering = this.registering.get(id);
     if (registering) registering.polls++;
     else this.registering.set(id, (registering = { polls: 1, changes: 0 }));
     const changesBefore = registering.changes;
     // Its first read also ends, on SQLite, the written answer of the subscription's last poll.
-    const registered = this.requireOwned(caller, id, kind, this.deliveries.ended).then(
+    const registered = this.requireOwned(caller, id, kind, delivery.claim).then(
       (interest) => {
         // Counted up to now: register below follows in the same synchronous run, no refresh between.
         const changed = registering.changes !== changesBefore;
@@ -171,7 +192,7 @@ export class Subscriptions {
       registered,
       timeoutMs,
       abort,
-      new SubscriptionPoll(this.store, this.gate, id, credential, this.deliveries.forPoll(abort), take),
+      new SubscriptionPoll(this.store, this.gate, id, caller, limit, abort, delivery, read),
     );
   }
 
@@ -192,19 +213,49 @@ export class Subscriptions {
   }
 }
 
-/** A subscription poll's steps around the wait (longPoll), as one small object. */
-class SubscriptionPoll<T> implements PollSteps<T> {
+/**
+ * A subscription poll's steps around the wait (longPoll), as one small object: take, then settle
+ * (longPoll answers between), then end.
+ */
+class SubscriptionPoll<R extends { judged?: JudgedPending }, T> implements PollSteps<T> {
   constructor(
     private readonly store: SubscriptionStore,
     private readonly gate: PollGate,
     private readonly id: string,
-    private readonly credential: string,
+    private readonly caller: Caller,
+    private readonly limit: number,
+    private readonly abort: ClientSignal,
     private readonly delivery: PollDelivery,
-    private readonly read: (subscriptionId: string, delivery: PollDelivery) => Promise<T[]>,
+    private readonly read: PollRead<R, T>,
   ) {}
 
-  take(): Promise<T[]> {
-    return this.read(this.id, this.delivery);
+  /**
+   * The store's take under the poll's claim; a pending delivery of another answer it judged `wait` is
+   * waited out and the take tried again. Of what it took, what the caller may not see is read past (its
+   * cursor moves) and left out: it reads on while a whole take was left out, so an answer is not empty
+   * while visible changes wait. Rejects with ClientGone if the client leaves (nothing consumed).
+   */
+  async take(): Promise<T[]> {
+    const { delivery, read } = this;
+    for (let waits = 0; ;) {
+      delivery.beforeTake();
+      let taken: R;
+      try {
+        taken = await read.take(this.id, this.limit, this.abort, delivery.claim);
+      } catch (error) {
+        delivery.takeFailed(this.id, error);
+        throw error;
+      }
+      const delivered = read.delivered(taken);
+      const blocked = delivery.afterTake(this.id, delivered, taken.judged);
+      if (blocked) {
+        await delivery.waitOut(blocked, waits++);
+        continue;
+      }
+      waits = 0;
+      const visible = read.visible(taken, this.caller, this.id);
+      if (visible.length > 0 || !delivered) return visible;
+    }
   }
 
   /**
@@ -216,6 +267,6 @@ class SubscriptionPoll<T> implements PollSteps<T> {
   }
 
   end(): void {
-    this.gate.leave(this.credential);
+    this.gate.leave(this.caller.credential.name);
   }
 }

@@ -1,7 +1,7 @@
 /** The StateObject log's port: one sequence orders every change; subscriptions read it through a cursor per filter. */
 import type { ClientSignal } from '../polls/clientSignal.js';
+import type { DeliveryClaim, JudgedPending } from './deliveryClaim.js';
 import type { StateObjectPatterns } from './stateObjectPatterns.js';
-import type { DeliveryClaim } from './subscriptions.js';
 
 export interface StateObjectKey {
   sentinelName: string;
@@ -35,6 +35,12 @@ export interface TakenStateObject extends StateObjectChange {
   current: StateObject | undefined;
 }
 
+export interface TakenStateObjects {
+  objects: TakenStateObject[];
+  /** What a claimed take decided about a pending delivery it found (MessageStore.take). */
+  judged?: JudgedPending;
+}
+
 export interface StateObjectWrite extends StateObject {
   expiresAtMs: number | null;
 }
@@ -53,7 +59,7 @@ export interface StateObjectStore {
    * Reads past the subscription's cursors and moves them, in one transaction; rejects with ClientGone
    * (nothing consumed) if `abort` fired. A claim works as for MessageStore.take.
    */
-  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]>;
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObjects>;
   /** The current (not purged) objects matching the patterns, by sentinel, package and name (RequestStateObjects). */
   current(patterns: StateObjectPatterns): Promise<StateObject[]>;
   /** The earliest expiry not yet announced, in epoch ms. */

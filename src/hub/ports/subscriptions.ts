@@ -1,5 +1,6 @@
 /** The subscriptions' port: opening, finding and touching them, and their idle clocks (counted only while the hub runs). */
 import type { MessageAddresses } from '../messageAddresses.js';
+import type { DeliveryClaim } from './deliveryClaim.js';
 import type { StateObjectPatterns } from './stateObjectPatterns.js';
 
 export type SubscriptionKind = 'state_objects' | 'messages';
@@ -27,30 +28,6 @@ export interface ExpiredSubscription {
   friendlyName: string;
 }
 
-/**
- * A delivery whose answer may still be in flight (hub/polls/deliveries.ts): a take that delivers records it on
- * its subscription (the cursors before it, a token, the time) until it is settled.
- */
-export interface PendingDelivery {
-  token: string;
-  /** When it was taken, epoch ms. */
-  sinceMs: number;
-}
-
-/**
- * What a take does about a pending delivery it finds: `delivered` (its answer was written: read on
- * past it), `redeliver` (its answer never went: read it again from the cursors before it), `wait`
- * (not known yet: take nothing, change nothing).
- */
-export type PendingVerdict = 'delivered' | 'redeliver' | 'wait';
-
-/** A take's claim: the token it records with what it delivers, and its judge of a pending delivery it finds. */
-export interface DeliveryClaim {
-  readonly token: string;
-  /** Called inside the take's transaction (so maybe more than once), synchronously. */
-  judge(pending: PendingDelivery): PendingVerdict;
-}
-
 /** Each operation is one transaction whose promise settles after its COMMIT. */
 export interface SubscriptionStore {
   /** Opens (or reuses) the owner's subscription and adds the filter, unless it has it already. */
@@ -62,14 +39,15 @@ export interface SubscriptionStore {
   openMessages(owner: SubscriptionOwner, requestedId: string | undefined, group?: string): Promise<OpenedSubscription>;
   /**
    * The owner's subscription of that kind with what a poll of it listens for (touched), or undefined.
-   * With `ended` (a poll's first read), an engine this process owns (SQLite) may end in the same write
-   * a pending delivery `ended` approves: one whose answer was written, which a take would read on past.
+   * With the poll's `claim` (its first read), an engine this process owns (SQLite) may end in the same
+   * write a pending delivery the claim judges `delivered` (deliveryClaim.ts): one whose answer was
+   * written, which the poll's take would read on past.
    */
   findOwned(
     owner: SubscriptionOwner,
     id: string,
     kind: SubscriptionKind,
-    ended?: (pending: PendingDelivery) => boolean,
+    claim?: DeliveryClaim,
   ): Promise<SubscriptionInterest | undefined>;
   touched(id: string): Promise<void>;
   /**
@@ -109,13 +87,3 @@ export interface SubscriptionStore {
 export type DeliverySettling =
   | { readonly kind: 'byNextPoll'; consumeWritten(life: string, unsettled: string[]): Promise<void> }
   | { readonly kind: 'byOwnWrite' };
-
-/** A take's verdict on its subscription's pending delivery (`token` null: none); a take without a claim reads on. */
-export function pendingVerdict(
-  claim: DeliveryClaim | undefined,
-  token: string | null,
-  sinceMs: number | null,
-): PendingVerdict | undefined {
-  if (token === null) return undefined;
-  return claim ? claim.judge({ token, sinceMs: sinceMs ?? 0 }) : 'delivered';
-}

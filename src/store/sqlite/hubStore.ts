@@ -57,7 +57,7 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
   }
   const batcher = new TransactionBatcher(db, sqlite, { lockWaitMs: options.lockWaitMs, committed });
   const pending = new SqlitePendingDeliveries(sqlite, batcher);
-  const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher, pending);
+  const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher);
   const messages = new SqliteMessageStore(sqlite, batcher, options.messageRetention);
   const vacuum = setInterval(() => {
     try {

@@ -1,22 +1,22 @@
 /**
  * The message log on SQLite (the MessageStore): a send is one row; a subscription reads above its cursor
  * what is addressed to it. At most `retention.count` messages, none older than `retention.ms`; a cursor
- * that fell behind is told how many it missed. Group-commit transactions (store/sqlite/database/batch.ts).
+ * that fell behind is told how many it missed. Group-commit transactions (store/sqlite/database/batch.ts);
+ * a poll's take is messageTake.ts.
  */
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from './database/batch.js';
 import type { Db } from './database/open.js';
-import { ClientGone, hubError } from '../../errors.js';
+import { hubError } from '../../errors.js';
 import type { ClientSignal } from '../../hub/polls/clientSignal.js';
-import type { SentMessage, MessageAddresses } from '../../hub/messageAddresses.js';
-import { isAddressedTo } from '../../hub/messageAddresses.js';
-import type { Message, MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
-import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
-import { pendingVerdict } from '../../hub/ports/subscriptions.js';
-import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
-import { ScopeType } from '../../hub/scope.js';
+import type { MessageAddresses } from '../../hub/messageAddresses.js';
+import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
+import type { MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import type { JoinedGroupRow, SubscriptionCallerRow, SubscriptionCursor } from '../subscriptionAddresses.js';
 import { hasConfiguredGroups, subscriptionAddresses } from '../subscriptionAddresses.js';
+import { SqliteMessageTake } from './messageTake.js';
+
+const NO_GROUPS: string[] = [];
 
 export interface MessageRetention {
   /** Messages kept in the log at most. */
@@ -25,36 +25,8 @@ export interface MessageRetention {
   ms: number;
 }
 
-/**
- * A messages row (alias `m`), read raw (arrays: better-sqlite3 naming each row's keys costs about 1 µs
- * a row, and every woken take of a fan-out reads the same new rows) and made the domain's Message by
- * `messageOf`.
- */
-const MESSAGE_COLUMNS = `m.id, m.sender_connection_id, m.sender_type, m.sender_friendly_name, m.scope, m.args, m.saga_id,
-  m.key, m.data, m.sent_ms`;
-type MessageRow = [number, string, number, string, number, string, string | null, string, string, number];
-
-/** A raw row of MESSAGE_COLUMNS (and anything after them) as the domain's Message. */
-const messageOf = (r: MessageRow | [...MessageRow, ...unknown[]]): Message => ({
-  id: r[0],
-  senderConnectionId: r[1],
-  senderType: r[2],
-  senderFriendlyName: r[3],
-  scope: r[4],
-  args: r[5],
-  sagaId: r[6],
-  key: r[7],
-  data: r[8],
-  sentMs: r[9],
-});
-
 /** A take's raw row of its subscription and caller (callerOf). */
 type CallerRow = [string, string, string, string, string, number, string | null, number | null, number | null];
-
-/** All and Others reach by subscription, not by name: their args need not be parsed. */
-const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
-const NO_ARGS: string[] = [];
-const NO_GROUPS: string[] = [];
 
 /** A subscription's row with its owner's (ownedNow): `kind` is the caller's, `subscription_kind` the subscription's. */
 export interface OwnedSubscriptionRow extends SubscriptionCallerRow {
@@ -62,16 +34,10 @@ export interface OwnedSubscriptionRow extends SubscriptionCallerRow {
   credential_name: string;
 }
 
-/** Rows scanned per page when a cursor catches up. */
-const PAGE = 512;
-
 export class SqliteMessageStore implements MessageStore {
   private readonly insert;
   private readonly trim;
   private readonly maxId;
-  private readonly page;
-  private readonly advance;
-  private readonly deliver;
   private readonly callerOf;
   private readonly ownedOf;
   private readonly configuredGroups;
@@ -79,11 +45,10 @@ export class SqliteMessageStore implements MessageStore {
   private readonly join;
   private readonly findSaga;
   private readonly forgetSaga;
-  private readonly rememberSaga;
   private readonly readByAll;
   private readonly dropRead;
   private readonly expire;
-  private readonly backlog: LegacyDeliveries;
+  private readonly taking: SqliteMessageTake;
 
   constructor(
     sqlite: Sqlite.Database,
@@ -96,13 +61,6 @@ export class SqliteMessageStore implements MessageStore {
     // The newest row always stays: ids continue from it after a restart, so no cursor is ever ahead of the log.
     this.trim = sqlite.prepare('delete from messages where id <= ? and id < ?');
     this.maxId = sqlite.prepare('select coalesce(max(id), 0) as id from messages').pluck();
-    // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
-    this.page = sqlite
-      .prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`)
-      .raw();
-    this.advance = sqlite.prepare('update subscriptions set read_message_id = ?, pending_token = null where id = ?');
-    this.deliver = sqlite.prepare(`update subscriptions set read_message_id = ?, last_active_ms = ?, redeliver_from = ?,
-      pending_token = ?, pending_ms = ? where id = ?`);
     this.callerOf = sqlite
       .prepare(
         `select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id,
@@ -124,8 +82,6 @@ export class SqliteMessageStore implements MessageStore {
     this.join = sqlite.prepare(`insert into message_group_members (subscription_id, group_name, joined_after)
       values (?, ?, (select coalesce(max(id), 0) from messages)) on conflict do nothing`);
     this.findSaga = sqlite.prepare('delete from saga_requests where connection_id = ? and saga_id = ?');
-    this.rememberSaga = sqlite.prepare(`insert into saga_requests (connection_id, saga_id, received_ms) values (?, ?, ?)
-      on conflict do update set received_ms = excluded.received_ms`);
     this.forgetSaga = sqlite.prepare('delete from saga_requests where received_ms < ?');
     // A pending delivery may be read again from the cursor before it.
     this.readByAll = sqlite
@@ -138,7 +94,7 @@ export class SqliteMessageStore implements MessageStore {
     // Read by every cursor, but maybe still pending for a subscription from before the log (migration 0003).
     this.dropRead = sqlite.prepare(`delete from messages where id <= ? and id < ?
       and not exists (select 1 from message_deliveries d where d.message_id = messages.id)`);
-    this.backlog = new LegacyDeliveries(sqlite);
+    this.taking = new SqliteMessageTake(sqlite);
   }
 
   /**
@@ -209,55 +165,13 @@ export class SqliteMessageStore implements MessageStore {
 
   /**
    * Reads the oldest `limit` (0 = all) messages addressed to the subscription above its cursor and
-   * moves the cursor past them, in one transaction; remembers saga requests delivered, so their
-   * replies are exempt. With a claim, what it delivers stays pending under the claim's token and a
-   * pending delivery found is judged first (port). Throws ClientGone (rolling back) when `abort` fired.
+   * moves the cursor past them, in one transaction (messageTake.ts); remembers saga requests delivered,
+   * so their replies are exempt. Throws ClientGone (rolling back) when `abort` fired.
    */
   take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
-    return this.batcher.run(() => {
-      const to = this.addressesNow(subscription);
-      if (!to) return { messages: [], missed: 0 };
-      const verdict = pendingVerdict(claim, to.pendingToken, to.pendingMs);
-      if (verdict === 'wait') return { messages: [], missed: 0 };
-      const messages = this.backlog.take(subscription, limit);
-      let missed = 0;
-      const readFrom = verdict === 'redeliver' ? (to.redeliverFrom ?? to.readMessageId) : to.readMessageId;
-      let cursor = readFrom;
-      if (messages.length === 0) {
-        for (;;) {
-          const rows = this.page.all(cursor) as MessageRow[];
-          if (rows.length === 0) break;
-          if (rows[0][0] > cursor + 1 && missed === 0) missed = rows[0][0] - cursor - 1;
-          for (const row of rows) {
-            const logged: SentMessage = {
-              id: row[0],
-              scope: row[4],
-              args: namesTargets(row[4]) ? (JSON.parse(row[5]) as string[]) : NO_ARGS,
-              senderConnectionId: row[1],
-            };
-            cursor = row[0];
-            if (isAddressedTo(logged, to)) {
-              messages.push(messageOf(row));
-              if (limit > 0 && messages.length >= limit) break;
-            }
-          }
-          if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
-        }
-      }
-      const now = Date.now();
-      if (messages.length > 0) {
-        if (abort.aborted) throw new ClientGone();
-        // Active now, in the transaction that consumed (an answer waits for no second commit); one
-        // statement with the cursor and what stays pending until the answer is written.
-        this.deliver.run(cursor, now, readFrom, claim?.token ?? null, now, subscription);
-        for (const m of messages) {
-          if (m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY) this.rememberSaga.run(to.connectionId, m.sagaId, now);
-        }
-      } else if (cursor !== to.readMessageId || verdict !== undefined) {
-        this.advance.run(cursor, subscription);
-      }
-      return { messages, missed };
-    });
+    return this.batcher.run(() =>
+      this.taking.takeNow(subscription, this.addressesNow(subscription), limit, abort, claim),
+    );
   }
 
   /**
@@ -273,41 +187,6 @@ export class SqliteMessageStore implements MessageStore {
       this.forgetSaga.run(now - this.retention.ms);
       return removed;
     });
-  }
-}
-
-/**
- * The deliveries that were queued when a database moved to the log (migration 0003): read before the
- * cursor, oldest first, then gone. Nothing writes new ones, so once empty this costs one flag check.
- */
-class LegacyDeliveries {
-  private pending: boolean;
-  private readonly any;
-  private readonly select;
-  private readonly remove;
-
-  constructor(sqlite: Sqlite.Database) {
-    this.any = sqlite.prepare('select 1 from message_deliveries limit 1');
-    this.pending = this.any.get() !== undefined;
-    this.select = sqlite
-      .prepare(
-        `select ${MESSAGE_COLUMNS}, d.id from message_deliveries d join messages m on m.id = d.message_id
-        where d.subscription_id = ? order by d.id limit ?`,
-      )
-      .raw();
-    this.remove = sqlite.prepare('delete from message_deliveries where subscription_id = ? and id <= ?');
-  }
-
-  take(subscription: string, limit: number): Message[] {
-    if (!this.pending) return [];
-    // Each row: the message's columns, then its delivery's id.
-    const rows = this.select.all(subscription, limit > 0 ? limit : -1) as [...MessageRow, number][];
-    if (rows.length === 0) {
-      this.pending = this.any.get() !== undefined;
-      return [];
-    }
-    this.remove.run(subscription, rows[rows.length - 1][10]);
-    return rows.map(messageOf);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * The StateObject log on SQLite (the StateObjectStore): every change takes the next number of one
- * sequence, a purge leaves a tombstone; polls read through their filters' cursors (stateObjectFilters.ts).
+ * sequence, a purge leaves a tombstone; polls read through their filters' cursors (stateObjectFilters.ts,
+ * the take in stateObjectTake.ts).
  * Writes and polls run in group-commit transactions (store/sqlite/database/batch.ts), the other reads through Kysely.
  */
 import type Sqlite from 'better-sqlite3';
@@ -14,14 +15,14 @@ import type {
   StateObjectChange,
   StateObjectStore,
   StateObjectWrite,
-  TakenStateObject,
+  TakenStateObjects,
 } from '../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
-import type { DeliveryClaim } from '../../hub/ports/subscriptions.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
-import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
+import { SqliteStateObjectTake } from './stateObjectTake.js';
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
@@ -90,12 +91,12 @@ export class SqliteStateObjectStore implements StateObjectStore {
   private readonly selectExpired;
   private readonly markExpired;
   private readonly filters: StateObjectFilters;
+  private readonly taking: SqliteStateObjectTake;
 
   constructor(
     private readonly db: Db,
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
-    pending: SqlitePendingDeliveries,
   ) {
     const top = sqlite
       .prepare(
@@ -103,7 +104,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
       )
       .get() as { top: number };
     this.seq = top.top;
-    this.filters = new StateObjectFilters(db, sqlite, pending);
+    this.filters = new StateObjectFilters(db, sqlite);
+    this.taking = new SqliteStateObjectTake(sqlite);
 
     type Upsert = {
       sentinelName: string;
@@ -275,8 +277,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
    * its latest value) and moves its cursors past them in the same transaction. Rejects with ClientGone,
    * rolling back, when `abort` fired meanwhile: nothing is consumed for a response that is not sent.
    */
-  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObject[]> {
-    return this.batcher.run(() => this.filters.takeNow(subscription, limit, abort, this.seq, claim));
+  take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenStateObjects> {
+    return this.batcher.run(() => this.taking.takeNow(subscription, limit, abort, this.seq, claim));
   }
 
   current(patterns: StateObjectPatterns): Promise<StateObject[]> {

@@ -15,12 +15,13 @@ import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js
 import type {
   ExpiredSubscription,
   OpenedSubscription,
-  PendingDelivery,
   SubscriptionInterest,
   SubscriptionKind,
   SubscriptionOwner,
   SubscriptionStore,
 } from '../../hub/ports/subscriptions.js';
+import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
+import { pendingVerdict } from '../../hub/ports/deliveryClaim.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
 import type { OwnedSubscriptionRow, SqliteMessageStore } from './messages.js';
 import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
@@ -91,15 +92,15 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
 
   /**
    * The owner's subscription of that kind (touched: active now) with what a poll of it listens for;
-   * undefined when it does not exist or is someone else's. A pending delivery `ended` approves (a
-   * written answer, port) ends in the touch's own statement: the poll's take then finds none and, with
-   * nothing new, writes nothing (instead of one more UPDATE per poll).
+   * undefined when it does not exist or is someone else's. A pending delivery the poll's claim judges
+   * `delivered` (a written answer, port) ends in the touch's own statement: the poll's take then finds
+   * none and, with nothing new, writes nothing (instead of one more UPDATE per poll).
    */
   findOwned(
     owner: SubscriptionOwner,
     id: string,
     kind: SubscriptionKind,
-    ended?: (pending: PendingDelivery) => boolean,
+    claim?: DeliveryClaim,
   ): Promise<SubscriptionInterest | undefined> {
     return this.batcher.run((): SubscriptionInterest | undefined => {
       // A message subscription's row comes with its caller's names (its addresses), in one statement.
@@ -112,8 +113,12 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
       )
         return undefined;
       const token = row.pending_token;
-      if (token !== null && ended?.({ token, sinceMs: row.pending_ms ?? 0 })) this.touchAndEnd.run(Date.now(), id);
-      else this.touch.run(Date.now(), id);
+      const now = Date.now();
+      const ended =
+        claim !== undefined &&
+        token !== null &&
+        pendingVerdict(claim, { token, sinceMs: row.pending_ms ?? 0 }, now) === 'delivered';
+      (ended ? this.touchAndEnd : this.touch).run(now, id);
       if (kind === 'state_objects') return { kind, filters: this.stateObjects.filtersNow(id) };
       return { kind, addresses: this.messages.addressesOfNow(id, row as OwnedSubscriptionRow) };
     });

@@ -5,20 +5,18 @@
  * only mean trimmed entries ("missed"). Sends are group commits (one statement per batch); a saga reply
  * that must answer a received request runs alone, in a transaction that deletes that request first.
  * A take reads the log above the cursor in pages, in one repeatable-read snapshot, keeps what is
- * addressed to the subscription and moves the cursor, in one transaction (the common case: the takes
- * of one wake-up together, messageTakeBatch.ts).
+ * addressed to the subscription and moves the cursor, in one transaction (messageTake.ts; the common
+ * case: the takes of one wake-up together, messageTakeBatch.ts).
  */
 import type pg from 'pg';
-import { ClientGone, hubError } from '../../../errors.js';
+import { hubError } from '../../../errors.js';
 import type { ClientSignal } from '../../../hub/polls/clientSignal.js';
-import type { Message, MessageStore, NewMessage, TakenMessages } from '../../../hub/ports/messages.js';
-import { SAGA_RESPONSE_KEY } from '../../../hub/ports/messages.js';
-import type { DeliveryClaim } from '../../../hub/ports/subscriptions.js';
-import { pendingVerdict } from '../../../hub/ports/subscriptions.js';
+import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
+import type { MessageStore, NewMessage, TakenMessages } from '../../../hub/ports/messages.js';
 import { GroupCommit } from '../connections/groupCommit.js';
 import type { BatchedMessageTake } from '../connections/messageTakeBatch.js';
-import { isFor, MESSAGE_COLUMNS, takeMessageBatch } from '../connections/messageTakeBatch.js';
-import { addressesOf } from './messageSubscriptions.js';
+import { takeMessageBatch } from '../connections/messageTakeBatch.js';
+import { takeMessages } from './messageTake.js';
 import { appendMessages } from '../connections/logs.js';
 import type { NewMessage as NewMessageRow } from '../connections/logs.js';
 import type { OwnCommits } from '../feed/ownCommits.js';
@@ -30,8 +28,6 @@ export interface MessageRetention {
   count: number;
   ms: number;
 }
-
-const PAGE = 512;
 
 const rowOf = (m: NewMessage): NewMessageRow => ({
   sender_connection_id: m.senderConnectionId,
@@ -124,71 +120,15 @@ export class PostgresMessageStore implements MessageStore {
 
   /** A claim works as the port says: what it delivers stays pending, a pending delivery found is judged first. */
   async take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {
-    // The common case with the wake-up's other takes (messageTakeBatch.ts); the rest as before.
+    // The common case, no delivery pending, with the wake-up's other takes (messageTakeBatch.ts); the
+    // rest the single way (messageTake.ts).
     if (claim && !abort.aborted && Number.isSafeInteger(limit)) {
       const batched = await this.#takes.submit({ subscription, limit, token: claim.token, abort });
       if (batched) return batched;
     }
-    return transaction(
-      this.#pool,
-      async (client) => {
-        const to = await addressesOf(client, subscription);
-        if (!to) return { messages: [], missed: 0 };
-        const verdict = pendingVerdict(claim, to.pendingToken, to.pendingMs);
-        if (verdict === 'wait') return { messages: [], missed: 0 };
-        const messages: Message[] = [];
-        let missed = 0;
-        const readFrom = verdict === 'redeliver' ? (to.redeliverFrom ?? to.readMessageId) : to.readMessageId;
-        let cursor = readFrom;
-        for (;;) {
-          const { rows } = await client.query<Message>({
-            name: 'hub_message_page',
-            text: `select ${MESSAGE_COLUMNS} from messages where id > $1 order by id limit ${PAGE}`,
-            values: [cursor],
-          });
-          if (rows.length === 0) break;
-          if (rows[0].id > cursor + 1 && missed === 0) missed = rows[0].id - cursor - 1;
-          for (const row of rows) {
-            cursor = row.id;
-            if (isFor(row, to)) {
-              messages.push(row);
-              if (limit > 0 && messages.length >= limit) break;
-            }
-          }
-          if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
-        }
-        const now = Date.now();
-        if (messages.length > 0) {
-          if (abort.aborted) throw new ClientGone();
-          // Pending until its answer is written. A concurrent take's update fails this one (40001): it runs again.
-          await client.query({
-            name: 'hub_message_deliver',
-            text: `update subscriptions set read_message_id = $1, last_active_ms = $2, redeliver_from = $4,
-                   pending_token = $5, pending_ms = $2 where id = $3`,
-            values: [cursor, now, subscription, readFrom, claim?.token ?? null],
-          });
-          const sagas = messages
-            .filter((m) => m.sagaId !== null && m.key !== SAGA_RESPONSE_KEY)
-            .map((m) => m.sagaId as string);
-          if (sagas.length > 0) {
-            await client.query({
-              name: 'hub_remember_sagas',
-              text: `insert into saga_requests (connection_id, saga_id, received_ms) select $1, s, $2 from unnest($3::text[]) as s
-                   on conflict (connection_id, saga_id) do update set received_ms = excluded.received_ms`,
-              values: [to.connectionId, now, [...new Set(sagas)]],
-            });
-          }
-        } else if (cursor !== to.readMessageId || verdict !== undefined) {
-          await client.query({
-            name: 'hub_message_advance',
-            text: 'update subscriptions set read_message_id = $1, pending_token = null where id = $2',
-            values: [cursor, subscription],
-          });
-        }
-        return { messages, missed };
-      },
-      { isolation: 'repeatable read' },
-    );
+    return transaction(this.#pool, (client) => takeMessages(client, subscription, limit, abort, claim), {
+      isolation: 'repeatable read',
+    });
   }
 
   /** Removes messages every subscription has read and those past the age limit, and old saga requests. */

@@ -1,65 +1,17 @@
 /**
  * Pending deliveries on PostgreSQL (hub/polls/deliveries.ts), as SQLite's pendingDeliveries.ts: the
- * StateObject side of a take's claim (each filter's cursor before the delivery, the token on the
- * subscription), and the settling of a pending delivery: consumed (the token goes; one set-based
- * statement per group commit, as every written answer settles one), or put back (the cursors return
- * to before it; rare: a transaction each). Both only while that token is the pending one.
+ * settling of a pending delivery a take left (stateObjectTake.ts, messageTake.ts): consumed (the token
+ * goes; one set-based statement per group commit, as every written answer settles one), or put back
+ * (the cursors return to before it; rare: a transaction each). Both only while that token is the
+ * pending one.
  */
 import type pg from 'pg';
-import type { DeliveryClaim, PendingVerdict } from '../../../hub/ports/subscriptions.js';
-import { pendingVerdict } from '../../../hub/ports/subscriptions.js';
 import { GroupCommit } from '../connections/groupCommit.js';
 import type { PostgresLog } from '../connections/pool.js';
 import { transaction } from '../connections/transaction.js';
 
-/**
- * Inside a StateObject take: the claim's verdict on the subscription's pending delivery (undefined:
- * none). On `redeliver` the filters' cursors are back before it; any verdict but `wait` ends it.
- */
-export async function judgeFilters(
-  client: pg.PoolClient,
-  subscription: string,
-  claim: DeliveryClaim | undefined,
-): Promise<PendingVerdict | undefined> {
-  const { rows } = await client.query<{ pending_token: string | null; pending_ms: number | null }>({
-    name: 'hub_pending_of',
-    text: 'select pending_token, pending_ms from subscriptions where id = $1',
-    values: [subscription],
-  });
-  if (!rows[0]) return undefined;
-  const verdict = pendingVerdict(claim, rows[0].pending_token, rows[0].pending_ms);
-  if (verdict === 'redeliver') await restoreFilters(client, subscription);
-  if (verdict === 'delivered' || verdict === 'redeliver') {
-    await client.query({
-      name: 'hub_pending_clear',
-      text: 'update subscriptions set pending_token = null where id = $1',
-      values: [subscription],
-    });
-  }
-  return verdict;
-}
-
-/** Inside a StateObject take that delivers: every cursor moves to `seq` at least, the move pending under the claim. */
-export async function deliverFilters(
-  client: pg.PoolClient,
-  subscription: string,
-  seq: number,
-  claim: DeliveryClaim | undefined,
-  now: number,
-): Promise<void> {
-  await client.query({
-    name: 'hub_pending_deliver_filters',
-    text: 'update state_object_filters set redeliver_seq = read_seq, read_seq = greatest(read_seq, $2) where subscription_id = $1',
-    values: [subscription, seq],
-  });
-  await client.query({
-    name: 'hub_pending_deliver',
-    text: 'update subscriptions set last_active_ms = $2, pending_token = $3, pending_ms = $2 where id = $1',
-    values: [subscription, now, claim?.token ?? null],
-  });
-}
-
-async function restoreFilters(client: pg.PoolClient, subscription: string): Promise<void> {
+/** The filters' cursors back to before the pending delivery (a take's `redeliver`, a put back). */
+export async function restoreFilters(client: pg.PoolClient, subscription: string): Promise<void> {
   await client.query({
     name: 'hub_pending_restore_filters',
     text: 'update state_object_filters set read_seq = redeliver_seq where subscription_id = $1 and redeliver_seq is not null',

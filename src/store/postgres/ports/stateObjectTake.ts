@@ -1,14 +1,20 @@
 /**
- * A poll's take on PostgreSQL (stateObjects.ts): inside the caller's repeatable-read transaction, reads
- * each filter of the subscription above its cursor up to the log's head, and moves the cursors past (a
- * claim's pending delivery judged first and what it delivers left pending: pendingDeliveries.ts).
+ * A poll's take of a StateObject subscription on PostgreSQL, the single way (stateObjects.ts: a take
+ * with no delivery pending goes with its wake-up's others, connections/stateObjectTakeBatch.ts), as one
+ * sequence inside the caller's repeatable-read transaction: read the subscription's pending delivery
+ * and judge it by the claim (ports/deliveryClaim.ts: `wait` takes nothing, `redeliver` moves the
+ * cursors back before it, any other verdict ends it); read each filter above its cursor up to the
+ * log's head; keep the oldest `limit` changed objects; then move the cursors and leave what it
+ * delivers pending under the claim's token, or, delivering nothing, move the cursors to the head.
+ * Settling a pending delivery later is pendingDeliveries.ts.
  */
 import type pg from 'pg';
 import { ClientGone } from '../../../errors.js';
 import type { ClientSignal } from '../../../hub/polls/clientSignal.js';
-import type { StateObject, TakenStateObject } from '../../../hub/ports/stateObjects.js';
-import type { DeliveryClaim } from '../../../hub/ports/subscriptions.js';
-import { deliverFilters, judgeFilters } from './pendingDeliveries.js';
+import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
+import { judgePending } from '../../../hub/ports/deliveryClaim.js';
+import type { StateObject, TakenStateObject, TakenStateObjects } from '../../../hub/ports/stateObjects.js';
+import { restoreFilters } from './pendingDeliveries.js';
 
 /** The columns as the port names them (`AS`): the rows reach the wire records as they are. */
 export const COLUMNS = `sentinel_name as "sentinelName", package_name as "packageName", name, type, value, metadatas,
@@ -34,8 +40,23 @@ export async function takeStateObjects(
   limit: number,
   abort: ClientSignal,
   claim: DeliveryClaim | undefined,
-): Promise<TakenStateObject[]> {
-  if ((await judgeFilters(client, subscription, claim)) === 'wait') return [];
+): Promise<TakenStateObjects> {
+  const pending = await client.query<{ pending_token: string | null; pending_ms: number | null }>({
+    name: 'hub_pending_of',
+    text: 'select pending_token, pending_ms from subscriptions where id = $1',
+    values: [subscription],
+  });
+  const row = pending.rows[0];
+  const judged = row ? judgePending(claim, row.pending_token, row.pending_ms, Date.now()) : undefined;
+  if (judged?.verdict === 'wait') return { objects: [], judged };
+  if (judged?.verdict === 'redeliver') await restoreFilters(client, subscription);
+  if (judged) {
+    await client.query({
+      name: 'hub_pending_clear',
+      text: 'update subscriptions set pending_token = null where id = $1',
+      values: [subscription],
+    });
+  }
   const top = await headOf(client);
   const filters = (
     await client.query<FilterRow>({
@@ -72,8 +93,18 @@ export async function takeStateObjects(
   }
   if (rows.length > 0) {
     if (abort.aborted) throw new ClientGone();
-    // Active now, and pending until its answer is written.
-    await deliverFilters(client, subscription, readUpTo, claim, Date.now());
+    // Active now, and pending under the claim until its answer is written.
+    const now = Date.now();
+    await client.query({
+      name: 'hub_pending_deliver_filters',
+      text: 'update state_object_filters set redeliver_seq = read_seq, read_seq = greatest(read_seq, $2) where subscription_id = $1',
+      values: [subscription, readUpTo],
+    });
+    await client.query({
+      name: 'hub_pending_deliver',
+      text: 'update subscriptions set last_active_ms = $2, pending_token = $3, pending_ms = $2 where id = $1',
+      values: [subscription, now, claim?.token ?? null],
+    });
   } else if (filters.some((f) => f.read_seq < readUpTo)) {
     await client.query({
       name: 'hub_take_advance',
@@ -81,7 +112,7 @@ export async function takeStateObjects(
       values: [subscription, readUpTo],
     });
   }
-  return rows.map(takenOf);
+  return { objects: rows.map(takenOf), judged };
 }
 
 /** A change read from the log as a take delivers it: the row itself is the current object (or none, deleted). */

@@ -15,9 +15,10 @@ import type {
   StateObjectStore,
   StateObjectWrite,
   TakenStateObject,
+  TakenStateObjects,
 } from '../../../hub/ports/stateObjects.js';
+import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
 import type { StateObjectPatterns } from '../../../hub/ports/stateObjectPatterns.js';
-import type { DeliveryClaim } from '../../../hub/ports/subscriptions.js';
 import { GroupCommit } from '../connections/groupCommit.js';
 import { upsertStateObjects } from '../connections/logs.js';
 import type { OwnCommits } from '../feed/ownCommits.js';
@@ -185,11 +186,12 @@ export class PostgresStateObjectStore implements StateObjectStore {
     limit: number,
     abort: ClientSignal,
     claim?: DeliveryClaim,
-  ): Promise<TakenStateObject[]> {
-    // The common case with the wake-up's other takes (stateObjectTakeBatch.ts); the rest as before.
+  ): Promise<TakenStateObjects> {
+    // The common case, no delivery pending, with the wake-up's other takes (stateObjectTakeBatch.ts);
+    // the rest the single way (stateObjectTake.ts).
     if (claim && !abort.aborted && Number.isSafeInteger(limit)) {
       const batched = await this.#takes.submit({ subscription, limit, token: claim.token });
-      if (batched) return batched;
+      if (batched) return { objects: batched };
     }
     return transaction(this.#pool, (client) => takeStateObjects(client, subscription, limit, abort, claim), {
       isolation: 'repeatable read',
