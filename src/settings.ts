@@ -54,6 +54,8 @@ export interface HubOptions {
   databaseUrl?: string;
   /** PostgreSQL: how often the tail reader reads the logs without a notification (HUB_PG_POLL_MS). */
   pgPollMs: number;
+  /** PostgreSQL: connections of each process's `store` pool, its reads and takes (HUB_PG_POOL_MAX). */
+  pgPoolMax: number;
   /** How often a process rewrites its row of the process list (HUB_PROCESS_HEARTBEAT_MS). */
   processHeartbeatMs: number;
   /** A process silent this long leaves the process list (HUB_PROCESS_FORGET_MS): a killed one. */
@@ -102,6 +104,7 @@ const envSchema = z.object({
   HUB_TLS_KEY: z.string().min(1).optional(),
   HUB_VACUUM_INTERVAL_MS: integer(1000).default(60_000),
   HUB_PG_POLL_MS: integer(10).max(60_000).default(1000),
+  HUB_PG_POOL_MAX: integer(1).max(100).default(8),
   // At most 5 s: a process starting beside a running one tells it by a heartbeat younger than 15 s.
   HUB_PROCESS_HEARTBEAT_MS: integer(100).max(5000).default(5000),
   HUB_PROCESS_FORGET_MS: integer(1000).default(60_000),
@@ -137,6 +140,7 @@ export function hubOptions(overrides: Partial<HubOptions> & { dataDir: string })
     lockWaitMs: 10_000,
     vacuumIntervalMs: 60_000,
     pgPollMs: 1000,
+    pgPoolMax: 8,
     processHeartbeatMs: 5000,
     processForgetMs: 60_000,
     signalrMaxConnectionsPerCredential: 200,
@@ -185,6 +189,7 @@ export function optionsFromEnvironment(env: NodeJS.ProcessEnv): HubOptions {
     vacuumIntervalMs: e.HUB_VACUUM_INTERVAL_MS,
     databaseUrl: e.HUB_DATABASE_URL,
     pgPollMs: e.HUB_PG_POLL_MS,
+    pgPoolMax: e.HUB_PG_POOL_MAX,
     processHeartbeatMs: e.HUB_PROCESS_HEARTBEAT_MS,
     processForgetMs: e.HUB_PROCESS_FORGET_MS,
     signalrMaxConnectionsPerCredential: e.HUB_SIGNALR_MAX_CONNECTIONS_PER_CREDENTIAL,

@@ -2,6 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import { optionsFromEnvironment } from '../src/settings.js';
 
+describe('HUB_PG_POOL_MAX', () => {
+  it("sizes each process's PostgreSQL store pool, 8 when unset, and refuses 0 or more than 100", () => {
+    expect(optionsFromEnvironment({}).pgPoolMax).toBe(8);
+    expect(optionsFromEnvironment({ HUB_PG_POOL_MAX: '4' }).pgPoolMax).toBe(4);
+    for (const bad of ['0', '101', '2.5', 'x'])
+      expect(() => optionsFromEnvironment({ HUB_PG_POOL_MAX: bad })).toThrow(
+        /^Invalid environment variable HUB_PG_POOL_MAX/,
+      );
+  });
+});
+
 describe('HUB_PG_POLL_MS', () => {
   it("sets the PostgreSQL tail reader's fallback interval, 1000 ms when unset", () => {
     expect(optionsFromEnvironment({}).pgPollMs).toBe(1000);

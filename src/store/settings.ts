@@ -16,6 +16,7 @@ export type StoreSettings = Pick<
   | 'maxSubscriptionsPerCredential'
   | 'vacuumIntervalMs'
   | 'pgPollMs'
+  | 'pgPoolMax'
 >;
 
 /** What other processes commit is announced here, as this process's own writes announce theirs. */

@@ -22,6 +22,7 @@ export async function openPostgresStore(
     ...connection,
     messageRetention: { count: settings.messageQueueLimit, ms: settings.messageRetentionMs },
     maxSubscriptionsPerCredential: settings.maxSubscriptionsPerCredential,
+    poolMax: settings.pgPoolMax,
     committed: committedInto(metrics),
     own,
   });
