@@ -1,7 +1,8 @@
 /**
  * Connections to PostgreSQL (issue 22): one `pg` pool per role, every connection named and bounded.
  *
- * - `application_name` is `hub:<pid>:<role>` (writer, read, admin, listen, migrate…), so an operator
+ * - `application_name` is `hub:<pid>:<role>` (write, store, tail, listen, migrate; config and copy for
+ *   the CLI's commands: docs/operations.md), so an operator
  *   (and a test) can find or kill exactly one process's connection of one role in `pg_stat_activity`.
  * - Every connection starts with `lock_timeout` (HUB_LOCK_WAIT_MS) and
  *   `idle_in_transaction_session_timeout` (a process that vanished mid-transaction cannot hold a log's
