@@ -123,6 +123,7 @@ export async function createServices(
     configuration,
     stateObjects: new StateObjects(store.stateObjects, store.subscriptions, notifier, subscriptions, expiry),
     messages,
+    subscriptions,
     packageLogs,
     descriptors,
     management: {

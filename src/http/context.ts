@@ -6,6 +6,7 @@ import type { Configuration } from '../hub/configuration/configuration.js';
 import type { Caller } from '../hub/access/caller.js';
 import type { ClientSignal } from '../hub/polls/clientSignal.js';
 import type { Messages } from '../hub/messages.js';
+import type { Subscriptions } from '../hub/polls/subscriptions.js';
 import type { StateObjects } from '../hub/stateObjects.js';
 import type { PackageLogs } from '../hub/packages/packageLogs.js';
 import type { Descriptors } from '../hub/packages/descriptors.js';
@@ -37,6 +38,8 @@ export interface HubServices {
   configuration: Configuration;
   stateObjects: StateObjects;
   messages: Messages;
+  /** Both kinds' subscriptions as such: a SignalR connection's end deletes its own (src/hub/polls/subscriptions.ts). */
+  subscriptions: Subscriptions;
   packageLogs: PackageLogs;
   descriptors: Descriptors;
   management: ManagementServices;

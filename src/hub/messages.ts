@@ -104,14 +104,6 @@ export class Messages {
     return opened.id;
   }
 
-  /**
-   * Deletes the caller's subscriptions among `ids`, of either kind (a SignalR connection's message and
-   * StateObject subscriptions, when it ends), except any used at or after `usedSince`.
-   */
-  endSubscriptions(caller: Caller, ids: string[], usedSince?: number): Promise<number> {
-    return this.subscriptions.remove(caller, ids, usedSince);
-  }
-
   /** Long-polls a message subscription, oldest first. Undefined when the client went away (nothing consumed). */
   poll(
     caller: Caller,

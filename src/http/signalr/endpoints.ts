@@ -72,7 +72,7 @@ export function createSignalR(
     connections.remove(connection);
     const { messages, stateObjects } = connection.ids;
     try {
-      await services.messages.endSubscriptions(connection.caller, [messages, stateObjects], usedSince);
+      await services.subscriptions.remove(connection.caller, [messages, stateObjects], usedSince);
     } catch (error) {
       logger.warn({ err: error, connection: connection.ids.id }, 'SignalR subscriptions left to the idle sweep');
     }
