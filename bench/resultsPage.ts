@@ -70,7 +70,8 @@ function goalCell(row: FloorRow): string {
   const ratio = row.ratios[`hub/${row.goal.against}`];
   const goal = `≤ ${row.goal.max}× ${GOAL_TITLES[row.goal.against]}`;
   if (ratio === undefined) return `${goal}: not measured`;
-  return `${goal}: **${ratio <= row.goal.max ? 'met' : 'not met'}** (${ratio}×)`;
+  const floor = row.goal.floor === undefined ? '' : `; bare Koa + commit: ${row.goal.floor}×`;
+  return `${goal}: **${ratio <= row.goal.max ? 'met' : 'not met'}** (${ratio}×${floor})`;
 }
 
 function ratioCell(row: FloorRow, side: 'hub' | 'before'): string {
@@ -154,8 +155,11 @@ export function writeResults(results: Results): void {
       'SQLite, `HUB_SYNC=normal`; every subject its own process on loopback, started by the same script and measured in ' +
       `alternating turns (${results.turns} turn${results.turns === 1 ? '' : 's'}; wake-up: single samples in alternation); ratios are medians of the per-turn ratios.${before} ` +
       'CPU per push: server CPU time (/proc) per request at 64 closed-loop clients; bare Koa + commit stores each push as the ' +
-      'hub does (same row, same indexes, group commit) and answers after the commit. Wake-up: 1,000 devices each waiting on its ' +
-      'own object, from sending the push to the device having its answer. Fan-out: 1,000 devices on one object or waiting for a ' +
+      'hub does (same row, same indexes, group commit) and answers after the commit. For wake-up and fan-out, bare Koa + commit ' +
+      '(bench/bareKoaLongPoll.ts) holds polls in one Koa middleware, stores each write the same way and answers only after ' +
+      "its commit, and keeps each device's position on the server, committed once its answer is written, as the hub keeps a " +
+      "subscription's cursor: the least a server on the hub's stack does to keep its promises. Wake-up: 1,000 devices each waiting on its " +
+      'own object, from sending the push to the device having its answer, after 300 samples not counted (the JIT warm). Fan-out: 1,000 devices on one object or waiting for a ' +
       'message to All, from sending the write to the last device answered, every device re-polling as soon as it has its answer. ' +
       'Memory: RSS growth per waiting poll, each on its own connection. Bare Node answers held polls from memory ' +
       '(bench/bareLongPoll.ts); Nchan 1.3 publishes over HTTP to long-poll subscribers (bench/nchan.ts).\n\n' +

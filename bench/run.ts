@@ -7,6 +7,7 @@
  * long-poll) and profiles a push, in a few minutes; flags:
  *   --turns N      more turns (3 by default; wake-up samples 100 per turn)
  *   --before DIR   an older build (a dist directory inside the repository) measured beside this one
+ *   --measures a,b some of the floor table's measures only: push, wake, fanout-msg, fanout-so, memory
  *   --all          also the other scenarios: push, wakeup, fanout, listeners, messages, storm (one SQLite
  *                  process), pg-push, pg-wakeup, pg-fanout, pg-idle (PostgreSQL, bench/postgres.ts)
  *   --only a,b     those scenarios only (`floor`, `signalr`, the names above, the groups `sqlite` and
@@ -474,7 +475,13 @@ async function main(): Promise<void> {
   let floor: FloorRow[] = [];
   if (runs('floor')) {
     floor = await floorTable(
-      { turns, wakeSamples: QUICK ? 50 : 100 * turns, idleDevices: QUICK ? 2000 : 10_000, before },
+      {
+        turns,
+        wakeSamples: QUICK ? 50 : 100 * turns,
+        idleDevices: QUICK ? 2000 : 10_000,
+        before,
+        only: option('measures', 'BENCH_MEASURES')?.split(','),
+      },
       (row) => console.log(JSON.stringify(row)),
     );
   }
