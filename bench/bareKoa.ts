@@ -2,7 +2,8 @@
  * Baselines, each started as its own process like the hub: a bare Koa app that answers 204 to
  * everything; with the argument `commit`, the same app that first stores each request's `name` and
  * `value` as the hub stores a pushed StateObject (bench/bareStore.ts: the same row and indexes, the same
- * group commit) and answers 204 once it is committed: the floor of a push on this stack, Koa plus the commit and nothing else.
+ * group commit) and answers 204 once it is committed: the floor of a push on this stack, Koa plus the
+ * commit and nothing else.
  */
 import http from 'node:http';
 import querystring from 'node:querystring';

@@ -2,13 +2,16 @@
  * Issue 33's table: the hub's REST hot path against the floor of its own stack and against Nchan, each
  * figure with the baselines measured in the same run, in alternating turns, medians of per-turn ratios.
  *  - CPU per push (server side, from /proc, 64 closed-loop clients): the hub against bare Koa answering
- *    204 (bench/bareKoa.ts) and Nchan publishing.
+ *    204, bare Koa storing each push as the hub does before its 204 (bench/bareKoa.ts) and Nchan publishing.
  *  - Wake-up, 1,000 devices each waiting on its own object: from sending the push to the device's
- *    answer, p50 and p99; against a bare Node server answering held polls from memory
- *    (bench/bareLongPoll.ts) and Nchan. All subjects up at once, single samples in alternation.
+ *    answer, p50 and p99; against bare Koa + commit holding polls and answering them after the write's
+ *    commit (bench/bareKoaLongPoll.ts: the floor with the hub's promises), a bare Node server answering
+ *    held polls from memory (bench/bareLongPoll.ts) and Nchan. All subjects up at once, single samples
+ *    in alternation after warm-up samples not counted.
  *  - Fan-out, 1,000 devices waiting on one object (StateObjects) or for a message to All: from sending
  *    the write to the last device answered, every device re-polling as soon as it has its answer (as
- *    real ones do, so the re-polls compete with the answers still to write). Rounds in alternation.
+ *    real ones do, so the re-polls compete with the answers still to write). Rounds in alternation;
+ *    the same baselines as wake-up.
  *  - Memory per idle waiting device: the RSS the server grows by per waiting poll, one subject at a time;
  *    the hub's minus bare Node's is what a waiting poll holds beyond Node's own socket and request.
  * A hub of an older build (`before`, a dist directory inside the repository) runs beside the current one
