@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterFile } from './afterFile.js';
-import { freePort } from './postgres.js';
+import { stablePort } from './postgres.js';
 import { tempDir, writeConfiguration } from './testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -139,7 +139,7 @@ export async function startNginxHubs(
     const dataDir = tempDir();
     writeConfiguration(path.join(dataDir, 'hub.config.xml'));
     hubs.push({
-      port: await freePort(),
+      port: await stablePort(),
       url: '',
       dataDir,
       process: undefined,
@@ -160,7 +160,7 @@ export async function startNginxHubs(
       fs.mkdirSync(path.join(prefix, dir), { recursive: true });
     fs.chmodSync(prefix, 0o755);
     for (const dir of ['tmp', 'tmp/body', 'tmp/proxy']) fs.chmodSync(path.join(prefix, dir), 0o777); // workers run as nobody under root
-    const port = await freePort();
+    const port = await stablePort();
     const conf = path.join(prefix, 'nginx.conf');
     fs.writeFileSync(
       conf,

@@ -213,15 +213,44 @@ async function asPostgres(binary: string, args: string[]): Promise<string> {
   return stdout;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The kernel's range of ports for outgoing connections (32768–60999 by default on Linux). */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // not Linux: the usual range
+  }
+  return [32768, 60999];
+}
+
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free port for a server a test starts, stops and starts again on the same number (a hub process
+ * behind nginx, a PostgreSQL cluster): below the kernel's ephemeral range, so that no outgoing
+ * connection (of any test's process: vitest runs files in parallel) is given it between the check and
+ * the server's own bind, or while the server is down (a port the kernel picks for `listen(0)` is in it).
+ */
+export async function stablePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const from = Math.min(10_000, low - 1000);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port below ${low} after 100 tries`);
 }
 
 export interface ThrowawayCluster {
@@ -246,7 +275,7 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
   if (isRoot()) await run('chown', ['postgres:postgres', dir]);
   const data = path.join(dir, 'data');
   await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  let port = await freePort();
+  let port = await stablePort();
   const pgCtl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, ...args]);
   const start = async () => {
     await pgCtl([
@@ -266,7 +295,7 @@ export async function throwawayCluster(): Promise<ThrowawayCluster> {
   try {
     await start();
   } catch {
-    port = await freePort(); // taken meanwhile: one more try
+    port = await stablePort(); // taken meanwhile: one more try
     await start();
   }
   const destroy = async () => {
