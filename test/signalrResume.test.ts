@@ -7,6 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { MessageRecord } from '../src/hub/records.js';
 import { killCliProcesses, startHubProcess } from './support/hubCli.js';
+import { stablePort } from './support/ports.js';
 import { RawSignalRClient } from './support/signalrClient.js';
 import type { Transport } from './support/signalrPage.js';
 import { SignalRPage } from './support/signalrPage.js';
@@ -124,8 +125,9 @@ describe.each(['longPolling', 'webSockets'] as Transport[])(
   (transport) => {
     it('comes back by itself and misses nothing that was acknowledged', async () => {
       const dataDir = tempDir();
-      let h = await startHubProcess(dataDir);
-      const port = new URL(h.url).port;
+      // Restarted on the same port: one no outgoing connection can be given while the hub is down.
+      const port = String(await stablePort());
+      let h = await startHubProcess(dataDir, { HUB_PORT: port });
       const page = new SignalRPage(
         `${h.url}/`,
         { SentinelName: 'Consumer', PackageName: 'Survivor', AccessKey: DEV_KEY },

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterFile } from './afterFile.js';
-import { stablePort } from './postgres.js';
+import { stablePort } from './ports.js';
 import { tempDir, writeConfiguration } from './testHub.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
