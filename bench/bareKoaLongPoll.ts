@@ -51,9 +51,11 @@ app.use(async (ctx) => {
     ctx.status = 404;
     return;
   }
-  if (!positions.has(device)) positions.set(device, channel.count);
+  let position = positions.get(device);
+  // First seen: waits for the next message, as a new subscription does.
+  if (position === undefined) positions.set(device, (position = channel.count));
   const held = channel;
-  if ((positions.get(device) ?? 0) >= held.count) {
+  if (position >= held.count) {
     const closed = new Promise<boolean>((resolve) => {
       const wake = () => resolve(true);
       held.waiting.push(wake);

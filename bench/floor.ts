@@ -268,7 +268,7 @@ function ratiosAgainst(values: Partial<Record<Subject, number[]>>, baselines: Ba
 /** A row's goal, with the ratio bare Koa + commit reaches against the same baseline when it ran. */
 function goalOf(values: Partial<Record<Subject, number[]>>, against: Baseline, max: number): FloorRow['goal'] {
   const floor = values.commit && values[against] ? ratioOf(values.commit, values[against]) : undefined;
-  return { against, max, ...(floor === undefined ? {} : { floor }) };
+  return { against, max, floor };
 }
 
 /** Rotates `items` by `turn`: each subject goes first in turn. */
@@ -361,8 +361,8 @@ async function longPollSubjects(
 
 const N = 1000;
 
-/** Samples not counted: they run the write and the wake-up path until the JIT has optimised it (WARM_ROUNDS). */
-const WARM_SAMPLES = Number(process.env.BENCH_WARM ?? 300);
+/** Wake-up samples not counted, per subject: the write and wake-up paths run until the JIT has optimised them. */
+export const WARM_SAMPLES = 300;
 
 /** Wake-up: each subject's 1,000 devices wait on their own channels; a write to one at random, in alternation. */
 async function wakeUp(settings: FloorSettings, nchan: Nchan | undefined): Promise<FloorRow[]> {

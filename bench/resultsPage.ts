@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FloorRow, Subject } from './floor.js';
+import { WARM_SAMPLES } from './floor.js';
 import type { Row } from './postgres.js';
 import type { SignalrRow } from './signalr.js';
 import { goalMet } from './signalr.js';
@@ -159,7 +160,7 @@ export function writeResults(results: Results): void {
       '(bench/bareKoaLongPoll.ts) holds polls in one Koa middleware, stores each write the same way and answers only after ' +
       "its commit, and keeps each device's position on the server, committed once its answer is written, as the hub keeps a " +
       "subscription's cursor: the least a server on the hub's stack does to keep its promises. Wake-up: 1,000 devices each waiting on its " +
-      'own object, from sending the push to the device having its answer, after 300 samples not counted (the JIT warm). Fan-out: 1,000 devices on one object or waiting for a ' +
+      `own object, from sending the push to the device having its answer, after ${WARM_SAMPLES} samples not counted (the JIT warm). Fan-out: 1,000 devices on one object or waiting for a ` +
       'message to All, from sending the write to the last device answered, every device re-polling as soon as it has its answer. ' +
       'Memory: RSS growth per waiting poll, each on its own connection. Bare Node answers held polls from memory ' +
       '(bench/bareLongPoll.ts); Nchan 1.3 publishes over HTTP to long-poll subscribers (bench/nchan.ts).\n\n' +

@@ -4,19 +4,15 @@
 import fs from 'node:fs';
 import net from 'node:net';
 
-/** The kernel's range of ports for outgoing connections (32768–60999 by default on Linux). */
-function ephemeralRange(): [number, number] {
+/** The lowest port of the kernel's range for outgoing connections (32768 by default on Linux). */
+function ephemeralLow(): number {
   try {
-    const [low, high] = fs
-      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    if (low > 0 && high >= low) return [low, high];
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low > 0) return low;
   } catch {
     // not Linux: the usual range
   }
-  return [32768, 60999];
+  return 32768;
 }
 
 /** Whether 127.0.0.1:`port` can be listened on now. */
@@ -35,7 +31,7 @@ function canListen(port: number): Promise<boolean> {
  * the server's own bind, or while the server is down (a port the kernel picks for `listen(0)` is in it).
  */
 export async function stablePort(): Promise<number> {
-  const [low] = ephemeralRange();
+  const low = ephemeralLow();
   const from = Math.min(10_000, low - 1000);
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = from + Math.floor(Math.random() * (low - from));
