@@ -196,9 +196,7 @@ export function createSignalR(
     ctx.set('Vary', 'Origin');
   }
 
-  const middleware: Koa.Middleware<HubState> = async (ctx, next) => {
-    const matched = SIGNALR_PATH.exec(ctx.path);
-    if (!matched) return next();
+  const answer = async (ctx: Context, matched: RegExpExecArray): Promise<void> => {
     cors(ctx);
     if (ctx.method === 'OPTIONS') {
       ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
@@ -252,6 +250,12 @@ export function createSignalR(
       default:
         throw hubError('NotFound', { path: ctx.path });
     }
+  };
+
+  // Not async for the other paths: every REST request passes here, and an async function costs each a promise.
+  const middleware: Koa.Middleware<HubState> = (ctx, next) => {
+    const matched = SIGNALR_PATH.exec(ctx.path);
+    return matched ? answer(ctx, matched) : next();
   };
 
   return {

@@ -12,7 +12,7 @@ import { matchesPieces, piecesOf } from '../../wildcard.js';
 export const toGlob = (pattern: string) => pattern.replace(/[?[]/g, (c) => `[${c}]`);
 
 /** The `*` pattern a GLOB made by toGlob stands for. */
-export const fromGlob = (glob: string) => glob.replace(/\[([?[])\]/g, '$1');
+export const fromGlob = (glob: string) => (glob.includes('[') ? glob.replace(/\[([?[])\]/g, '$1') : glob);
 
 /** The four keys' GLOBs (toGlob of a StateObjectPatterns): SQLite-only, never outside src/store. */
 export interface StateObjectGlobs {

@@ -8,7 +8,6 @@ import type { Db } from './database/open.js';
 import { prepareQuery } from './database/prepared.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import { hasWildcard } from '../../wildcard.js';
-import type { StateObjectGlobs } from './glob.js';
 import { fromGlob, globsOf } from './glob.js';
 
 /**
@@ -26,61 +25,18 @@ export const STATE_OBJECT_COLUMNS = [
   'lifetime_s as lifetimeS',
 ] as const;
 
-type FilterRow = {
-  id: number;
-  sentinel_glob: string;
-  package_glob: string;
-  name_glob: string;
-  type_glob: string;
-  exact_name: string | null;
-  read_seq: number;
-  created_seq: number;
-};
-
-/** A filter as stored: its patterns as GLOBs, `exactName` when the name has no wildcard, its cursor. */
-type GlobFilter = StateObjectGlobs & { id: number; exactName: string | null; readSeq: number; createdSeq: number };
-
-const toFilter = (r: FilterRow): GlobFilter => ({
-  id: r.id,
-  sentinel: r.sentinel_glob,
-  package: r.package_glob,
-  name: r.name_glob,
-  type: r.type_glob,
-  exactName: r.exact_name,
-  readSeq: r.read_seq,
-  createdSeq: r.created_seq,
-});
-
-/** The boundary: a filter leaves the store as the `*` patterns it was given (glob.ts). */
-const patternsOf = (f: GlobFilter): StateObjectPatterns => ({
-  sentinel: fromGlob(f.sentinel),
-  package: fromGlob(f.package),
-  name: fromGlob(f.name),
-  type: fromGlob(f.type),
-});
-
 export class StateObjectFilters {
-  private readonly selectFilters;
+  private readonly selectPatterns;
   private readonly findFilter;
   private readonly insertFilter;
 
   constructor(db: Db, sqlite: Sqlite.Database) {
-    this.selectFilters = prepareQuery<{ subscription: string }, FilterRow>(sqlite, (p) =>
-      db
-        .selectFrom('state_object_filters')
-        .select([
-          'id',
-          'sentinel_glob',
-          'package_glob',
-          'name_glob',
-          'type_glob',
-          'exact_name',
-          'read_seq',
-          'created_seq',
-        ])
-        .where('subscription_id', '=', p.subscription)
-        .orderBy('id'),
-    );
+    // What a poll listens for, read at each poll's start (findOwned): the GLOBs alone, as raw rows.
+    this.selectPatterns = sqlite
+      .prepare<[string], [string, string, string, string]>(
+        'select sentinel_glob, package_glob, name_glob, type_glob from state_object_filters where subscription_id = ? order by id',
+      )
+      .raw(true);
     type FilterParams = { subscription: string; sentinel: string; package: string; name: string; type: string };
     this.findFilter = prepareQuery<FilterParams, { id: number }>(sqlite, (p) =>
       db
@@ -118,11 +74,11 @@ export class StateObjectFilters {
 
   /** Inside a transaction: the filters of a subscription, with their patterns. */
   patternsNow(subscription: string): StateObjectPatterns[] {
-    return this.globFiltersNow(subscription).map(patternsOf);
-  }
-
-  /** Inside a transaction: the filters of a subscription as stored (GLOBs). */
-  private globFiltersNow(subscription: string): GlobFilter[] {
-    return this.selectFilters.all({ subscription }).map(toFilter);
+    return this.selectPatterns.all(subscription).map(([sentinel, pkg, name, type]) => ({
+      sentinel: fromGlob(sentinel),
+      package: fromGlob(pkg),
+      name: fromGlob(name),
+      type: fromGlob(type),
+    }));
   }
 }

@@ -107,48 +107,18 @@ export class SqliteStateObjectStore implements StateObjectStore {
     this.filters = new StateObjectFilters(db, sqlite);
     this.taking = new SqliteStateObjectTake(sqlite);
 
-    type Upsert = {
-      sentinelName: string;
-      packageName: string;
-      name: string;
-      type: string;
-      value: string;
-      metadatas: string;
-      lastUpdateMs: number;
-      lifetimeS: number;
-      expiresAtMs: number | null;
-      seq: number;
-    };
-    this.upsertRow = prepareQuery<Upsert>(sqlite, (p) =>
-      db
-        .insertInto('state_objects')
-        .values({
-          sentinel_name: p.sentinelName,
-          package_name: p.packageName,
-          name: p.name,
-          type: p.type,
-          value: p.value,
-          metadatas: p.metadatas,
-          last_update_ms: p.lastUpdateMs,
-          lifetime_s: p.lifetimeS,
-          expires_at_ms: p.expiresAtMs,
-          expiry_announced: 0,
-          seq: p.seq,
-          is_deleted: 0,
-        })
-        .onConflict((oc) =>
-          oc.columns(['sentinel_name', 'package_name', 'name']).doUpdateSet((eb) => ({
-            type: eb.ref('excluded.type'),
-            value: eb.ref('excluded.value'),
-            metadatas: eb.ref('excluded.metadatas'),
-            last_update_ms: eb.ref('excluded.last_update_ms'),
-            lifetime_s: eb.ref('excluded.lifetime_s'),
-            expires_at_ms: eb.ref('excluded.expires_at_ms'),
-            expiry_announced: 0,
-            seq: eb.ref('excluded.seq'),
-            is_deleted: 0,
-          })),
-        ),
+    // A push's upsert in SQL of its own, bound positionally with its constants written in: the hot
+    // path's one statement. Built through prepareQuery, the same statement cost 4.3 µs against 2.9 µs
+    // (in process, 64 upserts per transaction): ~0.7 µs the write's copy with its `seq`, ~0.5 µs the
+    // bound constants, the rest binding by name.
+    this.upsertRow = sqlite.prepare<
+      [string, string, string, string, string, string, number, number, number | null, number]
+    >(
+      `insert into state_objects (sentinel_name, package_name, name, type, value, metadatas, last_update_ms,
+        lifetime_s, expires_at_ms, expiry_announced, seq, is_deleted) values (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0)
+      on conflict (sentinel_name, package_name, name) do update set type = excluded.type, value = excluded.value,
+        metadatas = excluded.metadatas, last_update_ms = excluded.last_update_ms, lifetime_s = excluded.lifetime_s,
+        expires_at_ms = excluded.expires_at_ms, expiry_announced = 0, seq = excluded.seq, is_deleted = 0`,
     );
 
     // The producer's keys a purge matches. A name filter SQLite's GLOB would backtrack on is narrowed
@@ -212,7 +182,19 @@ export class SqliteStateObjectStore implements StateObjectStore {
   /** Upserts the object with the next sequence number; resolves after the commit. */
   push(write: StateObjectWrite): Promise<void> {
     return this.batcher.run(() => {
-      this.upsertRow.run({ ...write, seq: ++this.seq });
+      const w = write;
+      this.upsertRow.run(
+        w.sentinelName,
+        w.packageName,
+        w.name,
+        w.type,
+        w.value,
+        w.metadatas,
+        w.lastUpdateMs,
+        w.lifetimeS,
+        w.expiresAtMs,
+        ++this.seq,
+      );
     });
   }
 
