@@ -175,6 +175,17 @@ describe('routing and errors', () => {
     expect(noOrigin.status).toBe(200);
     expect(noOrigin.headers.get('access-control-allow-origin')).toBeNull();
     expect(noOrigin.headers.get('vary')).toBe('Origin');
+    // A push's 204 is written outside Koa (context.ts noContent): the same headers all the same.
+    const push = `${hub.url}/rest/platform/PushStateObject?SentinelName=S1&PackageName=P1&AccessKey=${DEV_KEY}&name=V&value=1`;
+    const pushed = await fetch(push);
+    expect(pushed.status).toBe(204);
+    expect(pushed.headers.get('vary')).toBe('Origin');
+    expect(pushed.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await pushed.text()).toBe('');
+    const fromPage = await fetch(push, { headers: { Origin: 'http://x' } });
+    expect(fromPage.status).toBe(204);
+    expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
+    expect(fromPage.headers.get('vary')).toBe('Origin');
   });
 
   it('serves the next request on a keep-alive connection after stray CRLFs, with Content-Length', async () => {

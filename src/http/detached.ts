@@ -90,7 +90,7 @@ function forgetKoa(res: ServerResponse): void {
 const POLL_PATH = /^\/+rest\/+(?:consumer|platform|constellation)\/+get(?:stateobjects|messages)\/*(?:\?|$)/i;
 
 /** A request target (or Koa path) of a route whose requests may be detached. */
-export const isPollPath = (target: string): boolean => POLL_PATH.test(target);
+const isPollPath = (target: string): boolean => POLL_PATH.test(target);
 
 /**
  * What on-finished finds on a response it already watches: it then only adds its listener to `queue`.
