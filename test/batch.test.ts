@@ -222,6 +222,34 @@ describe('group commit', () => {
     expect(rows()).toEqual(['a', 'b']);
   });
 
+  it("gives what a batch's settlement submits a time budget of its own (a push's woken reads in one transaction)", async () => {
+    // The waking batch uses 40 of the 100 ms; its continuation submits four pieces of 20 ms. With only
+    // what was left of the budget (≤ 60 ms) they would split 3 + 1; with a budget of their own they commit as one.
+    const commits: number[] = [];
+    const { batcher, insert } = setup({ budgetMs: 100, committed: (_ms, pieces) => commits.push(pieces) });
+    const order: string[] = [];
+    await batcher
+      .run(() => {
+        spin(40);
+        insert.run('a');
+      })
+      .then(async () => {
+        setImmediate(() => order.push('next turn'));
+        await Promise.resolve();
+        return Promise.all(
+          ['b', 'c', 'd', 'e'].map((k) =>
+            batcher.run(() => {
+              spin(20);
+              insert.run(k);
+              order.push(k);
+            }),
+          ),
+        );
+      });
+    expect(commits).toEqual([1, 4]);
+    expect(order).toEqual(['b', 'c', 'd', 'e']);
+  });
+
   it('leaves what the settlement submits to a later turn when the batch used up its time budget', async () => {
     const { batcher, insert } = setup();
     const order: string[] = [];

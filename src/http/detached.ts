@@ -47,7 +47,7 @@ export interface DetachableState {
   query?: unknown;
   /** Set when a long-poll is answered outside Koa: tells the status it sent. */
   detached?: DetachedAnswer;
-  /** `Vary: Origin` is still to be set: a poll's answer sets it when it is written (app.ts). */
+  /** `Vary: Origin` is still to be set (every request without Origin, app.ts): whoever writes the answer sets it. */
   varyOrigin?: boolean;
 }
 

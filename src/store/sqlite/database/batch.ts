@@ -76,7 +76,7 @@ export class TransactionBatcher {
   private scheduled = false;
   /** A batch has just settled: what its continuations submit is flushed in a microtask (flushAfterSettling). */
   private settling = false;
-  /** When the batch that opened the window started: the flush after it gets what is left of the budget. */
+  /** When the batch that opened the window started: the flush after it runs only while less than a budget has passed since. */
   private settlingSince = 0;
   // Prepared once: wrapping each job with better-sqlite3's transaction() would build closures per job.
   private readonly begin;
@@ -152,10 +152,10 @@ export class TransactionBatcher {
   }
 
   /**
-   * `opensWindow`: what this batch's settlement submits runs right after it (flushAfterSettling), in
-   * what is left of the time budget counted from this batch's start, so one turn of the event loop
-   * still runs at most about one budget of work (bench/stall.ts); a batch that is large or used up the
-   * budget leaves its followers to a later turn.
+   * `opensWindow`: what this batch's settlement submits runs right after it (flushAfterSettling), with
+   * a budget of its own if this batch and its continuations stayed within the budget, so one turn of
+   * the event loop runs at most about two budgets of work (bench/stall.ts); a batch that is large or
+   * used up the budget leaves its followers to a later turn.
    */
   private async flush(opensWindow = true, budgetMs = this.budgetMs): Promise<void> {
     const jobs = this.queue.splice(0, MAX_PIECES);
