@@ -223,14 +223,15 @@ describe('group commit', () => {
   });
 
   it("gives what a batch's settlement submits a time budget of its own (a push's woken reads in one transaction)", async () => {
-    // The waking batch uses 40 of the 100 ms; its continuation submits four pieces of 20 ms. With only
-    // what was left of the budget (≤ 60 ms) they would split 3 + 1; with a budget of their own they commit as one.
+    // The waking batch uses 80 of the 200 ms; its continuation submits four pieces of 40 ms. With only
+    // what was left of the budget (≤ 120 ms) they would split 3 + 1; with a budget of their own they
+    // commit as one (a margin of 40 ms for the process being preempted).
     const commits: number[] = [];
-    const { batcher, insert } = setup({ budgetMs: 100, committed: (_ms, pieces) => commits.push(pieces) });
+    const { batcher, insert } = setup({ budgetMs: 200, committed: (_ms, pieces) => commits.push(pieces) });
     const order: string[] = [];
     await batcher
       .run(() => {
-        spin(40);
+        spin(80);
         insert.run('a');
       })
       .then(async () => {
@@ -239,7 +240,7 @@ describe('group commit', () => {
         return Promise.all(
           ['b', 'c', 'd', 'e'].map((k) =>
             batcher.run(() => {
-              spin(20);
+              spin(40);
               insert.run(k);
               order.push(k);
             }),
