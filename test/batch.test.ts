@@ -190,17 +190,33 @@ describe('group commit', () => {
     expect(rows()).toEqual(keys.filter((_, i) => i !== 1 && i !== 6));
   });
 
+  /**
+   * Runs `waking` as a batch and, from its settlement (as a woken poll's continuation does), submits
+   * what `follow` submits; `order` gets 'next turn' once a turn of the event loop has passed.
+   */
+  const fromSettlement = <T>(
+    batcher: TransactionBatcher,
+    waking: () => unknown,
+    order: string[],
+    follow: () => Promise<T>,
+  ): Promise<T> =>
+    batcher.run(waking).then(async () => {
+      setImmediate(() => order.push('next turn'));
+      await Promise.resolve();
+      return follow();
+    });
+
   it("runs what a batch's settlement submits (a woken poll's read) in a transaction of its own after the commit, before the next turn", async () => {
     // No time budget: a preempted process must not use it up and close the window.
     const { batcher, insert, rows } = setup({ budgetMs: Infinity });
     const file = opened!.sqlite.name;
     const order: string[] = [];
-    const read = await batcher
-      .run(() => insert.run('a'))
-      .then(async () => {
-        setImmediate(() => order.push('next turn'));
-        await Promise.resolve();
-        return batcher.run(() => {
+    const read = await fromSettlement(
+      batcher,
+      () => insert.run('a'),
+      order,
+      () =>
+        batcher.run(() => {
           order.push('read');
           // Another connection sees only what is committed: the first piece's commit came before this one ran.
           const other = new Sqlite(file, { readonly: true });
@@ -209,8 +225,8 @@ describe('group commit', () => {
           } finally {
             other.close();
           }
-        });
-      });
+        }),
+    );
     expect(read).toEqual(['a']);
     expect(order).toEqual(['read']);
     await new Promise((r) => setImmediate(r));
@@ -229,15 +245,15 @@ describe('group commit', () => {
     const commits: number[] = [];
     const { batcher, insert } = setup({ budgetMs: 200, committed: (_ms, pieces) => commits.push(pieces) });
     const order: string[] = [];
-    await batcher
-      .run(() => {
+    await fromSettlement(
+      batcher,
+      () => {
         spin(80);
         insert.run('a');
-      })
-      .then(async () => {
-        setImmediate(() => order.push('next turn'));
-        await Promise.resolve();
-        return Promise.all(
+      },
+      order,
+      () =>
+        Promise.all(
           ['b', 'c', 'd', 'e'].map((k) =>
             batcher.run(() => {
               spin(40);
@@ -245,8 +261,8 @@ describe('group commit', () => {
               order.push(k);
             }),
           ),
-        );
-      });
+        ),
+    );
     expect(commits).toEqual([1, 4]);
     expect(order).toEqual(['b', 'c', 'd', 'e']);
   });
@@ -254,16 +270,15 @@ describe('group commit', () => {
   it('leaves what the settlement submits to a later turn when the batch used up its time budget', async () => {
     const { batcher, insert } = setup();
     const order: string[] = [];
-    await batcher
-      .run(() => {
+    await fromSettlement(
+      batcher,
+      () => {
         spin(15);
         insert.run('a');
-      })
-      .then(async () => {
-        setImmediate(() => order.push('next turn'));
-        await Promise.resolve();
-        return batcher.run(() => order.push('read'));
-      });
+      },
+      order,
+      () => batcher.run(() => order.push('read')),
+    );
     expect(order).toEqual(['next turn', 'read']);
   });
 

@@ -180,9 +180,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
   }
 
   /** Upserts the object with the next sequence number; resolves after the commit. */
-  push(write: StateObjectWrite): Promise<void> {
+  push(w: StateObjectWrite): Promise<void> {
     return this.batcher.run(() => {
-      const w = write;
       this.upsertRow.run(
         w.sentinelName,
         w.packageName,
