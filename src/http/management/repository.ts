@@ -24,7 +24,7 @@ interface UploadedFile {
 }
 
 export function registerRepositoryRoutes(router: Router<HubState>, services: HubServices): void {
-  const { repository, options } = services;
+  const { repository, options, logger } = services;
 
   router.get('/packages', async (ctx) => {
     ctx.body = await repository.list();
@@ -74,8 +74,9 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
   // as Constellation's ctln uses it, sends none) or it states a type; the archive is judged by its bytes.
   // Each request gets its own parser and its own temp folder, removed whatever happens: when formidable
   // refuses a file (the 11th: 413) it still opens that file's stream just after the refusal, which then
-  // fails for want of a folder (and, should it have won the race, the second removal once the answer is
-  // out takes it). `UploadPackage` is the name Constellation's Console and ctln call it by.
+  // fails for want of a folder, or creates its file between the removal's listing and its rmdir. So the
+  // removal retries, never throws (an ENOTEMPTY there once turned the 413 into a 500), and runs again
+  // once the answer is out. `UploadPackage` is the name Constellation's Console and ctln call it by.
   const uploadPackage = async (ctx: Context): Promise<void> => {
     if (!ctx.is('multipart/form-data')) {
       throw hubError(
@@ -85,8 +86,13 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
       );
     }
     const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
-    const removeFolder = () => setTimeout(() => fs.rmSync(uploadDir, { recursive: true, force: true }), 50).unref();
-    ctx.res.once('close', removeFolder);
+    const removeFolder = () =>
+      fs.promises
+        .rm(uploadDir, { recursive: true, force: true, maxRetries: 3 })
+        .catch((error: unknown) =>
+          logger.warn({ err: error, dir: uploadDir }, "could not remove an upload's temp folder; the next start does"),
+        );
+    ctx.res.once('close', () => setTimeout(() => void removeFolder(), 50).unref());
     const started: string[] = [];
     const parse = koaBody({
       multipart: true,
@@ -121,8 +127,8 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
         files.map((f) => ({ tempPath: f.filepath, fileName: f.originalFilename ?? '' })),
       );
     } finally {
-      for (const file of started) fs.rmSync(file, { force: true });
-      fs.rmSync(uploadDir, { recursive: true, force: true });
+      await Promise.all(started.map((file) => fs.promises.rm(file, { force: true }).catch(() => undefined)));
+      await removeFolder();
     }
   };
   router.post('/upload-package', uploadPackage);
