@@ -25,16 +25,45 @@ export const STATE_OBJECT_COLUMNS = [
   'lifetime_s as lifetimeS',
 ] as const;
 
+/**
+ * A subscription's row as findOwned reads it (its owner and pending delivery), with its filters'
+ * patterns: what a poll's first read needs before it waits (SqliteSubscriptionStore.findOwned).
+ */
+export interface OwnedStateObjectSubscription {
+  subscription_kind: string;
+  connection_id: string;
+  credential_name: string;
+  pending_token: string | null;
+  pending_ms: number | null;
+  patterns: StateObjectPatterns[];
+}
+
+/** findOwned's read: the subscription's columns, then one filter's GLOBs (nulls when it has none). */
+type OwnedRow = [
+  kind: string,
+  connectionId: string,
+  credentialName: string,
+  pendingToken: string | null,
+  pendingMs: number | null,
+  sentinel: string | null,
+  pkg: string,
+  name: string,
+  type: string,
+];
+
 export class StateObjectFilters {
-  private readonly selectPatterns;
+  private readonly selectOwned;
   private readonly findFilter;
   private readonly insertFilter;
 
   constructor(db: Db, sqlite: Sqlite.Database) {
-    // What a poll listens for, read at each poll's start (findOwned): the GLOBs alone, as raw rows.
-    this.selectPatterns = sqlite
-      .prepare<[string], [string, string, string, string]>(
-        'select sentinel_glob, package_glob, name_glob, type_glob from state_object_filters where subscription_id = ? order by id',
+    // What a poll listens for, read at each poll's start (findOwned) with its subscription's owner in one
+    // statement, as raw rows: ~0.7 µs less than two (2.0 against 2.75 µs, measured), per re-poll.
+    this.selectOwned = sqlite
+      .prepare<[string], OwnedRow>(
+        `select s.kind, s.owner_connection_id, s.credential_name, s.pending_token, s.pending_ms,
+          f.sentinel_glob, f.package_glob, f.name_glob, f.type_glob
+        from subscriptions s left join state_object_filters f on f.subscription_id = s.id where s.id = ? order by f.id`,
       )
       .raw(true);
     type FilterParams = { subscription: string; sentinel: string; package: string; name: string; type: string };
@@ -72,13 +101,28 @@ export class StateObjectFilters {
     return true;
   }
 
-  /** Inside a transaction: the filters of a subscription, with their patterns. */
-  patternsNow(subscription: string): StateObjectPatterns[] {
-    return this.selectPatterns.all(subscription).map(([sentinel, pkg, name, type]) => ({
-      sentinel: fromGlob(sentinel),
-      package: fromGlob(pkg),
-      name: fromGlob(name),
-      type: fromGlob(type),
-    }));
+  /** Inside a transaction: the subscription's owner row and its filters' patterns, if it exists. */
+  ownedNow(subscription: string): OwnedStateObjectSubscription | undefined {
+    const rows = this.selectOwned.all(subscription);
+    if (rows.length === 0) return undefined;
+    const [kind, connectionId, credentialName, pendingToken, pendingMs] = rows[0];
+    const patterns: StateObjectPatterns[] = [];
+    for (const [, , , , , sentinel, pkg, name, type] of rows) {
+      if (sentinel === null) continue;
+      patterns.push({
+        sentinel: fromGlob(sentinel),
+        package: fromGlob(pkg),
+        name: fromGlob(name),
+        type: fromGlob(type),
+      });
+    }
+    return {
+      subscription_kind: kind,
+      connection_id: connectionId,
+      credential_name: credentialName,
+      pending_token: pendingToken,
+      pending_ms: pendingMs,
+      patterns,
+    };
   }
 }

@@ -21,6 +21,7 @@ import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
 import type { StateObjectPatterns } from '../../hub/ports/stateObjectPatterns.js';
 import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
+import type { OwnedStateObjectSubscription } from './stateObjectFilters.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
 import { SqliteStateObjectTake } from './stateObjectTake.js';
 
@@ -248,9 +249,9 @@ export class SqliteStateObjectStore implements StateObjectStore {
     return this.filters.addNow(subscription, patterns, this.seq);
   }
 
-  /** Inside a transaction: the filters of a subscription, with their patterns. */
-  filtersNow(subscription: string): StateObjectPatterns[] {
-    return this.filters.patternsNow(subscription);
+  /** Inside a transaction: a subscription's owner row with its filters' patterns (findOwned). */
+  ownedNow(subscription: string): OwnedStateObjectSubscription | undefined {
+    return this.filters.ownedNow(subscription);
   }
 
   /**

@@ -23,24 +23,17 @@ import type {
 import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
 import { pendingVerdict } from '../../hub/ports/deliveryClaim.js';
 import { readHubSetting, writeHubSetting } from './hubSettings.js';
-import type { OwnedSubscriptionRow, SqliteMessageStore } from './messages.js';
+import type { SqliteMessageStore } from './messages.js';
 import type { SqlitePendingDeliveries } from './pendingDeliveries.js';
 import type { SqliteStateObjectStore } from './stateObjects.js';
 
 /** The hub setting that records the last moment the hub was alive (idle time counts only while it runs). */
 const HEARTBEAT_KEY = 'heartbeat_ms';
 
-/** What findOwned reads of a subscription first (the owner's connection id as `connection_id`). */
-type OwnerRow = Pick<
-  OwnedSubscriptionRow,
-  'subscription_kind' | 'connection_id' | 'credential_name' | 'pending_token' | 'pending_ms'
->;
-
 export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly select;
   private readonly touch;
   private readonly touchAndEnd;
-  private readonly ownerOf;
   private readonly insertRow;
   private readonly countOwned;
   private readonly deleteOwned;
@@ -56,9 +49,6 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   ) {
     this.select = sqlite.prepare('select * from subscriptions where id = ?');
     this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
-    this.ownerOf =
-      sqlite.prepare(`select kind as subscription_kind, owner_connection_id as connection_id, credential_name,
-      pending_token, pending_ms from subscriptions where id = ?`);
     this.touchAndEnd = sqlite.prepare('update subscriptions set last_active_ms = ?, pending_token = null where id = ?');
     this.insertRow =
       sqlite.prepare(`insert into subscriptions (id, kind, owner_connection_id, credential_name, created_ms, last_active_ms, read_message_id)
@@ -103,8 +93,9 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     claim?: DeliveryClaim,
   ): Promise<SubscriptionInterest | undefined> {
     return this.batcher.run((): SubscriptionInterest | undefined => {
-      // A message subscription's row comes with its caller's names (its addresses), in one statement.
-      const row = (kind === 'messages' ? this.messages.ownedNow(id) : this.ownerOf.get(id)) as OwnerRow | undefined;
+      // One statement: a message subscription's row with its caller's names (its addresses), a
+      // StateObject subscription's with its filters' patterns.
+      const row = kind === 'messages' ? this.messages.ownedNow(id) : this.stateObjects.ownedNow(id);
       if (
         !row ||
         row.subscription_kind !== kind ||
@@ -119,8 +110,8 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
         token !== null &&
         pendingVerdict(claim, { token, sinceMs: row.pending_ms ?? 0 }, now) === 'delivered';
       (ended ? this.touchAndEnd : this.touch).run(now, id);
-      if (kind === 'state_objects') return { kind, filters: this.stateObjects.filtersNow(id) };
-      return { kind, addresses: this.messages.addressesOfNow(id, row as OwnedSubscriptionRow) };
+      if ('patterns' in row) return { kind: 'state_objects', filters: row.patterns };
+      return { kind: 'messages', addresses: this.messages.addressesOfNow(id, row) };
     });
   }
 
