@@ -1,8 +1,11 @@
 /** Package uploads that must be refused without leaving anything behind: too many files, lying zip headers. */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { admin, get, hubsStoppedAfterEach } from './support/testHub.js';
+import { removeUploadFolder } from '../src/hub/packages/repository.js';
+import { createLogger } from '../src/logger.js';
+import { admin, get, hubsStoppedAfterEach, tempDir } from './support/testHub.js';
 import type { TestHub } from './support/testHub.js';
 import { packageZip, uploadPackages } from './support/packages.js';
 import { storedStateOf } from './support/storedState.js';
@@ -46,6 +49,34 @@ describe('upload limits', () => {
     expect(stored.digest()).toBe(before);
     stored.close();
     expect((await get(h, 'management/packages', admin)).json()).toEqual([]);
+  });
+
+  // The refused 11th file is created while the request's folder is being removed: a removal that threw
+  // (ENOTEMPTY) turned that 413 into a 500 once in CI, and from the timer that removes it again, it
+  // would have ended the process. Here another process keeps writing files into the folder.
+  it("an upload's temp folder is removed without throwing while files keep appearing in it", async () => {
+    const dir = path.join(tempDir(), 'upload-race');
+    const writer = spawn(process.execPath, [
+      '-e',
+      `const fs = require('fs'); for (let i = 0; ; i++) try { fs.writeFileSync(${JSON.stringify(dir)} + '/f' + (i % 50), 'x'); } catch {}`,
+    ]);
+    try {
+      const logger = createLogger('silent');
+      for (let i = 0; i < 40; i++) {
+        fs.mkdirSync(dir);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        await expect(removeUploadFolder(dir, logger)).resolves.toBeUndefined();
+        // What a removal left (the writer won) goes with the next one, once nothing writes into it.
+        if (fs.existsSync(dir)) {
+          writer.kill('SIGSTOP');
+          await removeUploadFolder(dir, logger);
+          writer.kill('SIGCONT');
+        }
+        expect(fs.existsSync(dir)).toBe(false);
+      }
+    } finally {
+      writer.kill('SIGKILL');
+    }
   });
 
   it('an entry the manifest does not name, declaring 100 B and holding 100 MiB, is refused', async () => {

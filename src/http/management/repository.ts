@@ -12,6 +12,7 @@ import type { HubServices, HubState } from '../context.js';
 import { noContent } from '../context.js';
 import { jsonBody, pathName } from '../request.js';
 import { checkRequestName } from '../../hub/access/requestNames.js';
+import { removeUploadFolder } from '../../hub/packages/repository.js';
 
 const renameBody = withKeys(['newName'], z.object({ newName: nameSchema }));
 const downloadBody = withKeys(['url'], z.object({ url: z.string().min(1, 'must not be empty').max(4096) }));
@@ -86,12 +87,7 @@ export function registerRepositoryRoutes(router: Router<HubState>, services: Hub
       );
     }
     const uploadDir = await fs.promises.mkdtemp(path.join(repository.uploadDir, 'upload-'));
-    const removeFolder = () =>
-      fs.promises
-        .rm(uploadDir, { recursive: true, force: true, maxRetries: 3 })
-        .catch((error: unknown) =>
-          logger.warn({ err: error, dir: uploadDir }, "could not remove an upload's temp folder; the next start does"),
-        );
+    const removeFolder = () => removeUploadFolder(uploadDir, logger);
     ctx.res.once('close', () => setTimeout(() => void removeFolder(), 50).unref());
     const started: string[] = [];
     const parse = koaBody({

@@ -66,6 +66,19 @@ export interface PackageDownload {
   stream: Readable;
 }
 
+/**
+ * Removes an upload's temp folder and what it holds, and never throws: a file still being created in
+ * it (formidable opens a refused upload's file just after refusing it) can make the last rmdir fail
+ * with ENOTEMPTY, which is retried; what is left after that is logged, and goes at the next start.
+ */
+export function removeUploadFolder(dir: string, logger: Logger): Promise<void> {
+  return fs.promises
+    .rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 10 })
+    .catch((error: unknown) =>
+      logger.warn({ err: error, dir }, "could not remove an upload's temp folder; the next start does"),
+    );
+}
+
 export class Repository {
   constructor(
     private readonly catalog: RepositoryStore,
