@@ -58,7 +58,9 @@ describe('upload limits', () => {
     const dir = path.join(tempDir(), 'upload-race');
     const writer = spawn(process.execPath, [
       '-e',
-      `const fs = require('fs'); for (let i = 0; ; i++) try { fs.writeFileSync(${JSON.stringify(dir)} + '/f' + (i % 50), 'x'); } catch {}`,
+      // It stops by itself after 30 s, should this test's process die before it kills it.
+      `const fs = require('fs'); const end = Date.now() + 30000;
+      for (let i = 0; Date.now() < end; i++) try { fs.writeFileSync(${JSON.stringify(dir)} + '/f' + (i % 50), 'x'); } catch {}`,
     ]);
     try {
       const logger = createLogger('silent');
