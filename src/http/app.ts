@@ -1,8 +1,9 @@
 /**
- * The Koa application: request metrics, the error mapping, CORS, then one router for every path: each
- * interface under its prefix (refuse HEAD, authenticate, read the body, its own router), the console's
- * page and the operational endpoints, with the interfaces' fixed-path actions indexed in front of it
- * (actionIndex.ts). What no route answers is 404 (405 for a known action's other method).
+ * The Koa application: its front (request metrics, the error mapping, SignalR, CORS), then one router
+ * for every path: each interface under its prefix (refuse HEAD, authenticate, read the body, its own
+ * router), the console's page and the operational endpoints, with the interfaces' fixed-path actions
+ * indexed in front of it (actionIndex.ts). What no route answers is 404 (405 for a known action's other
+ * method).
  */
 import cors from '@koa/cors';
 import Router from '@koa/router';
@@ -18,7 +19,7 @@ import { bodyReader } from './bodyReading.js';
 import { consoleAssets } from './consoleAssets.js';
 import { consumerRouter } from './consumer.js';
 import type { HubServices, HubState } from './context.js';
-import { errorMapping } from './errorMapping.js';
+import { answerError } from './errorMapping.js';
 import { managementRouter } from './management/router.js';
 import type { Readiness } from './ops.js';
 import { opsRouter } from './ops.js';
@@ -40,9 +41,16 @@ function routeLabels(route: string | undefined): { iface: string; action: string
 
 const methodNotAllowed = () => hubError('MethodNotAllowed');
 
-/** Gives each request its id, counts and times it by matched route (at its answer, for a detached poll). */
-function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middleware<HubState> {
-  const { metrics } = services;
+/**
+ * The front of every request, one middleware rather than four levels of Koa's chain: gives the request
+ * its id; passes SignalR's paths to SignalR (which answers CORS itself: pages on another origin send
+ * credentials, so Origin is echoed) and the rest through CORS and Vary (corsAndVary) to the routes;
+ * answers what any of them throws as the error mapping says (errorMapping.ts); then counts and times
+ * the request by matched route (at its answer, for a detached poll).
+ */
+function front(services: HubServices, readiness: Readiness, signalr?: SignalR): Koa.Middleware<HubState> {
+  const { metrics, logger } = services;
+  const withCors = corsAndVary();
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
   const recorders = new Map<string | undefined, Map<number, RequestRecorder>>();
@@ -65,7 +73,7 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
   // Request ids only need to be unique within this process's log: a counter is enough and costs nothing.
   const idPrefix = randomUUID().slice(0, 8);
   let requests = 0;
-  const debug = services.logger.isLevelEnabled('debug');
+  const debug = logger.isLevelEnabled('debug');
   return async (ctx, next) => {
     ctx.state.requestId = `${idPrefix}-${++requests}`;
     const started = performance.now();
@@ -74,7 +82,21 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
     if (!readiness.ready) ctx.set('Connection', 'close');
     let failed = true;
     try {
-      await next();
+      try {
+        const signalrAnswer = signalr?.answer(ctx);
+        if (signalrAnswer) await signalrAnswer;
+        else if (method === 'OPTIONS' || ctx.get('Origin')) await withCors(ctx, next);
+        else {
+          // Without Origin, Vary goes with the answer (corsAndVary says why), the error mapping's too.
+          ctx.state.varyOrigin = true;
+          await next();
+          // Added to what the answer varies on already (the console's compressed files: Accept-Encoding).
+          if (ctx.respond !== false) ctx.vary('Origin');
+        }
+      } catch (thrown) {
+        if (ctx.state.varyOrigin) ctx.vary('Origin');
+        answerError(ctx, thrown, logger);
+      }
       failed = false;
     } finally {
       const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
@@ -89,7 +111,7 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
         const record = (status: number) => {
           recordAnswer(status, started, route);
           if (!failed)
-            services.logger.debug(
+            logger.debug(
               { reqId: requestId, method, path, status, ms: Math.round(performance.now() - started) },
               'request',
             );
@@ -104,9 +126,10 @@ function requestMetrics(services: HubServices, readiness: Readiness): Koa.Middle
 /**
  * CORS headers only mean something to a browser, which always sends Origin: scripts and devices without
  * it get a leaner answer. Vary tells caches that the answer depends on that header; without Origin it is
- * written with the answer: a waiting poll would otherwise keep the response's header object (~240 B)
- * for its whole wait, and an answer written outside Koa (a poll's, detached.ts; a 204, context.ts) puts it
- * in its one flat header list instead of building that object (setHeader, ~0.9 µs of a push).
+ * written with the answer (front, above): a waiting poll would otherwise keep the response's header
+ * object (~240 B) for its whole wait, and an answer written outside Koa (a poll's, detached.ts; a 204,
+ * context.ts) puts it in its one flat header list instead of building that object (setHeader, ~0.9 µs
+ * of a push). This answers the requests with Origin, and preflights.
  */
 function corsAndVary(): Koa.Middleware<HubState> {
   const corsHeaders = cors({
@@ -121,21 +144,8 @@ function corsAndVary(): Koa.Middleware<HubState> {
     ctx.set('Allow', 'GET, POST, DELETE, OPTIONS');
     ctx.status = 204;
   };
-  /** The answer given inside Koa gets Vary after the chain, the error mapping's too. */
-  const varyWithAnswer = async (ctx: Koa.ParameterizedContext<HubState>, next: Koa.Next) => {
-    ctx.state.varyOrigin = true;
-    try {
-      await next();
-    } catch (thrown) {
-      ctx.vary('Origin');
-      throw thrown;
-    }
-    // Added to what the answer varies on already (the console's compressed files: Accept-Encoding).
-    if (ctx.respond !== false) ctx.vary('Origin');
-  };
   return (ctx, next) => {
     if (ctx.get('Origin')) return corsHeaders(ctx, () => preflight(ctx, next));
-    if (ctx.method !== 'OPTIONS') return varyWithAnswer(ctx, next);
     ctx.set('Vary', 'Origin');
     return preflight(ctx, next);
   };
@@ -192,11 +202,7 @@ export function createApp(services: HubServices, readiness: Readiness, signalr?:
   const app = new KoaApp<HubState>();
   // Only behind a reverse proxy may X-Forwarded-For name the client (the auth failure slowdown keys on it).
   app.proxy = services.options.trustProxy;
-  app.use(requestMetrics(services, readiness));
-  app.use(errorMapping(services.logger));
-  // SignalR answers CORS itself: pages on another origin send credentials, so Origin is echoed.
-  if (signalr) app.use(signalr.middleware);
-  app.use(corsAndVary());
+  app.use(front(services, readiness, signalr));
   app.use(routes(services, readiness, signalr));
   // Whatever no route answered: an unknown resource.
   app.use((ctx) => {

@@ -2,7 +2,7 @@
  * The one place where errors become responses: the status of every code of the catalogue (errors.ts)
  * and the wire body `{Message, MessageDetail, Code}`. Anything else thrown becomes a logged 500.
  */
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { type ErrorCode, HubError, hubError } from '../errors.js';
 import { ConfigurationError } from '../config/validate.js';
@@ -140,17 +140,12 @@ export function errorAnswer(thrown: unknown, logger: Logger, requestId: string, 
   return answerOf(error);
 }
 
-export function errorMapping(logger: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (thrown) {
-      const answer = errorAnswer(thrown, logger, ctx.state.requestId as string, ctx.path);
-      ctx.status = answer.status;
-      ctx.body = answer.body;
-      for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
-      // A refusal that closes the connection before its body was read reads the rest first (lingeringClose.ts).
-      if (ctx.response.get('Connection') === 'close') lingerAfterAnswer(ctx.req);
-    }
-  };
+/** Answers what Koa's chain threw (app.ts), as errorAnswer maps it. */
+export function answerError(ctx: Context, thrown: unknown, logger: Logger): void {
+  const answer = errorAnswer(thrown, logger, ctx.state.requestId as string, ctx.path);
+  ctx.status = answer.status;
+  ctx.body = answer.body;
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+  // A refusal that closes the connection before its body was read reads the rest first (lingeringClose.ts).
+  if (ctx.response.get('Connection') === 'close') lingerAfterAnswer(ctx.req);
 }

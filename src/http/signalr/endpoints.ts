@@ -34,8 +34,8 @@ export interface HubLifecycle {
 }
 
 export interface SignalR {
-  /** Answers `/signalr/…` requests; passes every other one on. */
-  middleware: Koa.Middleware<HubState>;
+  /** Answers a `/signalr/…` request; undefined, answering nothing, for every other path. */
+  answer(ctx: Koa.ParameterizedContext<HubState>): Promise<void> | undefined;
   /** A WebSocket upgrade of `/signalr/connect` or `/reconnect`: true when it took the socket. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   readonly connections: ConnectionRegistry;
@@ -252,14 +252,14 @@ export function createSignalR(
     }
   };
 
-  // Not async for the other paths: every REST request passes here, and an async function costs each a promise.
-  const middleware: Koa.Middleware<HubState> = (ctx, next) => {
+  // Not async for the other paths: every REST request asks, and an async function costs each a promise.
+  const answerIfSignalR = (ctx: Koa.ParameterizedContext<HubState>) => {
     const matched = SIGNALR_PATH.exec(ctx.path);
-    return matched ? answer(ctx, matched) : next();
+    return matched ? answer(ctx, matched) : undefined;
   };
 
   return {
-    middleware,
+    answer: answerIfSignalR,
     upgrade: pushed.upgrade,
     connections,
     close: () => {
