@@ -152,7 +152,7 @@ export function sendSubscriptionId(ctx: Context, id: string): void {
   ctx.body = JSON.stringify(id);
 }
 
-/** Vary as the one header a 204 adds to those set before (app.ts's corsAndVary leaves it to the answer). */
+/** Vary as the one header a 204 adds to those set before (app.ts's front leaves it to the answer). */
 const VARY_ORIGIN = ['Vary', 'Origin'];
 
 /**
