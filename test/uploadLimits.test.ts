@@ -66,7 +66,8 @@ describe('upload limits', () => {
       const logger = createLogger('silent');
       for (let i = 0; i < 40; i++) {
         fs.mkdirSync(dir);
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        // The writer is at work in this folder (a writer that died never gets past this).
+        await until(() => fs.readdirSync(dir).length > 0);
         await expect(removeUploadFolder(dir, logger)).resolves.toBeUndefined();
         // What a removal left (the writer won) goes with the next one, once nothing writes into it.
         if (fs.existsSync(dir)) {

@@ -44,13 +44,13 @@ const methodNotAllowed = () => hubError('MethodNotAllowed');
 /**
  * The front of every request, one middleware rather than four levels of Koa's chain: gives the request
  * its id; passes SignalR's paths to SignalR (which answers CORS itself: pages on another origin send
- * credentials, so Origin is echoed) and the rest through CORS and Vary (corsAndVary) to the routes;
+ * credentials, so Origin is echoed) and the rest to the routes, with CORS and Vary (corsAndPreflight);
  * answers what any of them throws as the error mapping says (errorMapping.ts); then counts and times
  * the request by matched route (at its answer, for a detached poll).
  */
 function front(services: HubServices, readiness: Readiness, signalr?: SignalR): Koa.Middleware<HubState> {
   const { metrics, logger } = services;
-  const withCors = corsAndVary();
+  const withCors = corsAndPreflight();
 
   /** Labels come from the matched route only, so random paths cannot grow the label set. */
   const recorders = new Map<string | undefined, Map<number, RequestRecorder>>();
@@ -87,7 +87,7 @@ function front(services: HubServices, readiness: Readiness, signalr?: SignalR): 
         if (signalrAnswer) await signalrAnswer;
         else if (method === 'OPTIONS' || ctx.get('Origin')) await withCors(ctx, next);
         else {
-          // Without Origin, Vary goes with the answer (corsAndVary says why), the error mapping's too.
+          // Without Origin, Vary goes with the answer (corsAndPreflight says why), the error mapping's too.
           ctx.state.varyOrigin = true;
           await next();
           // Added to what the answer varies on already (the console's compressed files: Accept-Encoding).
@@ -129,9 +129,10 @@ function front(services: HubServices, readiness: Readiness, signalr?: SignalR): 
  * written with the answer (front, above): a waiting poll would otherwise keep the response's header
  * object (~240 B) for its whole wait, and an answer written outside Koa (a poll's, detached.ts; a 204,
  * context.ts) puts it in its one flat header list instead of building that object (setHeader, ~0.9 µs
- * of a push). This answers the requests with Origin, and preflights.
+ * of a push). So this serves only requests with Origin, and preflights (OPTIONS) with or without it:
+ * front sends every other request past it.
  */
-function corsAndVary(): Koa.Middleware<HubState> {
+function corsAndPreflight(): Koa.Middleware<HubState> {
   const corsHeaders = cors({
     origin: '*',
     allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],

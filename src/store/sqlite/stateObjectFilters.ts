@@ -38,18 +38,17 @@ export interface OwnedStateObjectSubscription {
   patterns: StateObjectPatterns[];
 }
 
-/** findOwned's read: the subscription's columns, then one filter's GLOBs (nulls when it has none). */
-type OwnedRow = [
+/** findOwned's read: the subscription's columns, then one filter's GLOBs (four nulls when it has none). */
+type OwnerColumns = [
   kind: string,
   connectionId: string,
   credentialName: string,
   pendingToken: string | null,
   pendingMs: number | null,
-  sentinel: string | null,
-  pkg: string,
-  name: string,
-  type: string,
 ];
+type OwnedRow =
+  | [...OwnerColumns, sentinel: string, pkg: string, name: string, type: string]
+  | [...OwnerColumns, sentinel: null, pkg: null, name: null, type: null];
 
 export class StateObjectFilters {
   private readonly selectOwned;

@@ -93,8 +93,8 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     claim?: DeliveryClaim,
   ): Promise<SubscriptionInterest | undefined> {
     return this.batcher.run((): SubscriptionInterest | undefined => {
-      // One statement: a message subscription's row with its caller's names (its addresses), a
-      // StateObject subscription's with its filters' patterns.
+      // One statement: a message subscription's row with its caller's names (its addresses are read
+      // from them), a StateObject subscription's with its filters' patterns.
       const row = kind === 'messages' ? this.messages.ownedNow(id) : this.stateObjects.ownedNow(id);
       if (
         !row ||
