@@ -26,7 +26,9 @@ type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
  *
  * A take's read of its subscription (one row per filter, or one of nulls without filters): each
  * filter (id, its four GLOBs, exact name, cursor, creation and cursor before a pending delivery), then
- * the subscription's pending delivery (token, time).
+ * the subscription's pending delivery (token, time), then, from LOGGED_AT, one object the filter has
+ * not seen when it is the usual filter (EXACT_OF_ANY), else nulls: such a filter has a row per unread
+ * object, oldest change first.
  */
 const TAKE_COLUMNS = `f.id, f.sentinel_glob, f.package_glob, f.name_glob, f.type_glob, f.exact_name, f.read_seq,
   f.created_seq, f.redeliver_seq, s.pending_token, s.pending_ms`;
@@ -42,28 +44,49 @@ type TakeRow = [
   redeliverSeq: number | null,
   pendingToken: string | null,
   pendingMs: number | null,
+  // The object's columns (LOGGED_COLUMNS), null when there is none.
+  ...unread: (string | number | null)[],
 ];
+/** Where an object's columns start in a TakeRow. */
+const LOGGED_AT = 11;
 
 /** The columns of a take's read of the log, in the order of `loggedOf`. */
 const LOGGED_COLUMNS =
   'sentinel_name, package_name, name, type, value, metadatas, last_update_ms, lifetime_s, seq, is_deleted';
 type LoggedRow = [string, string, string, string, string, string, number, number, number, number];
 
-const loggedOf = (r: LoggedRow): LoggedStateObject => ({
-  sentinelName: r[0],
-  packageName: r[1],
-  name: r[2],
-  type: r[3],
-  value: r[4],
-  metadatas: r[5],
-  lastUpdateMs: r[6],
-  lifetimeS: r[7],
-  seq: r[8],
-  isDeleted: r[9],
+/** The object of a LoggedRow, or of a row holding its columns from `at` on (a TakeRow's, LOGGED_AT). */
+const loggedOf = (r: LoggedRow | TakeRow, at = 0): LoggedStateObject => ({
+  sentinelName: r[at] as string,
+  packageName: r[at + 1] as string,
+  name: r[at + 2] as string,
+  type: r[at + 3] as string,
+  value: r[at + 4] as string,
+  metadatas: r[at + 5] as string,
+  lastUpdateMs: r[at + 6] as number,
+  lifetimeS: r[at + 7] as number,
+  seq: r[at + 8] as number,
+  isDeleted: r[at + 9] as number,
 });
+const loggedOfRow = (r: LoggedRow) => loggedOf(r);
 
-/** A filter as a take reads it: its patterns as GLOBs, `exactName` when the name has no wildcard, its cursor. */
-type GlobFilter = StateObjectGlobs & { exactName: string | null; readSeq: number; createdSeq: number };
+/**
+ * The usual filter, one name from every sentinel and package of every type: the take's first read
+ * brings what it has not seen (its `unread`), as readExactOfAny would, with the filters themselves.
+ */
+const EXACT_OF_ANY =
+  "f.exact_name is not null and f.sentinel_glob = '*' and f.package_glob = '*' and f.type_glob = '*'";
+
+/**
+ * A filter as a take reads it: its patterns as GLOBs, `exactName` when the name has no wildcard, its
+ * cursor; `unread`, what it has not seen, when the take's first read brought it (EXACT_OF_ANY).
+ */
+type GlobFilter = StateObjectGlobs & {
+  exactName: string | null;
+  readSeq: number;
+  createdSeq: number;
+  unread?: LoggedStateObject[];
+};
 
 export class SqliteStateObjectTake {
   private readonly selectForTake;
@@ -82,12 +105,19 @@ export class SqliteStateObjectTake {
 
   constructor(sqlite: Sqlite.Database) {
     this.backlog = new StateObjectBacklog(sqlite);
-    // The filters and the subscription's pending delivery in one statement: a take reads both, and one
-    // statement fewer is ~0.4 µs of the ~10 µs of a woken poll's take (1,000 of them in one wake-up).
+    // The filters, the subscription's pending delivery and what the usual filter has not seen in one
+    // statement: one statement fewer is ~0.4 µs of the ~10 µs of a woken poll's take (1,000 of them in
+    // one wake-up), and the usual filter's read with it ~1.3 µs more (4.6 against 5.9 µs, measured).
+    // The object's condition is readExactOfAny's, through the same (name, seq) index.
     this.selectForTake = sqlite
       .prepare(
-        `select ${TAKE_COLUMNS} from subscriptions s left join state_object_filters f on f.subscription_id = s.id
-        where s.id = ? order by f.id`,
+        `select ${TAKE_COLUMNS}, ${LOGGED_COLUMNS.split(', ')
+          .map((column) => `o.${column}`)
+          .join(', ')}
+        from subscriptions s left join state_object_filters f on f.subscription_id = s.id
+        left join state_objects o on ${EXACT_OF_ANY}
+          and o.name = f.exact_name and o.seq > f.read_seq and (o.is_deleted = 0 or o.seq > f.created_seq)
+        where s.id = ? order by f.id, o.seq`,
       )
       .raw(true);
     // The objects a filter has not seen yet, oldest change first, latest value only (one row per object):
@@ -167,18 +197,29 @@ export class SqliteStateObjectTake {
       return { objects: legacy, judged };
     }
     const filters: GlobFilter[] = [];
-    for (const [id, sentinel, pkg, name, type, exactName, readSeq, createdSeq, redeliverSeq] of read) {
+    const redeliver = judged?.verdict === 'redeliver';
+    let filter: GlobFilter | undefined;
+    let filterId: number | null = null;
+    for (const row of read) {
+      const [id, sentinel, pkg, name, type, exactName, readSeq, createdSeq, redeliverSeq] = row;
       if (id === null) continue;
-      // Read again from before the pending delivery, as restoreFilters moved the stored cursors.
-      const from = judged?.verdict === 'redeliver' && redeliverSeq !== null ? redeliverSeq : readSeq;
-      filters.push({ sentinel, package: pkg, name, type, exactName, readSeq: from, createdSeq });
+      if (id !== filterId) {
+        filterId = id;
+        // Read again from before the pending delivery, as restoreFilters moved the stored cursors (what
+        // the first read brought, from the cursor after it, is not all of it).
+        const from = redeliver && redeliverSeq !== null ? redeliverSeq : readSeq;
+        filter = { sentinel, package: pkg, name, type, exactName, readSeq: from, createdSeq };
+        if (!redeliver && exactName !== null && sentinel === '*' && pkg === '*' && type === '*') filter.unread = [];
+        filters.push(filter);
+      }
+      if (filter?.unread && row[LOGGED_AT + 8] !== null) filter.unread.push(loggedOf(row, LOGGED_AT));
     }
     // One filter's changes come in order and each once: merged (by seq) only when several filters read some.
     let rows: LoggedStateObject[] = [];
     let merged: Map<number, LoggedStateObject> | undefined;
     for (const f of filters) {
       if (f.readSeq >= top) continue;
-      const unread = this.unreadRowsNow(f).map(loggedOf);
+      const unread = f.unread ?? this.unreadRowsNow(f).map(loggedOfRow);
       if (unread.length === 0) continue;
       if (rows.length === 0) {
         rows = unread;
