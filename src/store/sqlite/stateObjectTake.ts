@@ -1,9 +1,10 @@
 /**
  * A poll's take of a StateObject subscription on SQLite, as one sequence inside one group-commit
- * transaction (SqliteStateObjectStore.take): read the subscription's filters and pending delivery (one
- * statement); judge the pending delivery by the claim (ports/deliveryClaim.ts: `wait` takes nothing,
- * `redeliver` moves the cursors back before it); read each filter above its cursor up to the log's
- * top; keep the oldest `limit` changed objects; then move the cursors and leave what it delivers
+ * transaction (SqliteStateObjectStore.take): read the subscription's filters and pending delivery, with
+ * what the usual filter has not seen (one statement); judge the pending delivery by the claim
+ * (ports/deliveryClaim.ts: `wait` takes nothing, `redeliver` moves the cursors back before it); read
+ * each other filter (every filter, redelivering) above its cursor up to the log's top; keep the oldest
+ * `limit` changed objects; then move the cursors and leave what it delivers
  * pending under the claim's token, or, delivering nothing, move the cursors to the top and end the
  * pending delivery judged. Settling a pending delivery later is pendingDeliveries.ts.
  */
