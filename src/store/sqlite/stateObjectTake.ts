@@ -4,9 +4,8 @@
  * what the usual filter has not seen (one statement); judge the pending delivery by the claim
  * (ports/deliveryClaim.ts: `wait` takes nothing, `redeliver` moves the cursors back before it); read
  * each other filter (every filter, redelivering) above its cursor up to the log's top; keep the oldest
- * `limit` changed objects; then move the cursors and leave what it delivers
- * pending under the claim's token, or, delivering nothing, move the cursors to the top and end the
- * pending delivery judged. Settling a pending delivery later is pendingDeliveries.ts.
+ * `limit` changed objects; then move the cursors and leave what it delivers pending under the claim's
+ * token, or, delivering nothing, move the cursors to the top and end the pending delivery judged. Settling a pending delivery later is pendingDeliveries.ts.
  */
 import type Sqlite from 'better-sqlite3';
 import { ClientGone } from '../../errors.js';
@@ -74,7 +73,9 @@ const loggedOfRow = (r: LoggedRow) => loggedOf(r);
 /**
  * The usual filter, one name from every sentinel and package of every type: the take's first read
  * brings what it has not seen (its `unread`), as readExactOfAny would, with the filters themselves.
+ * EXACT_OF_ANY says it in SQL, exactOfAny of a filter read.
  */
+const exactOfAny = (f: GlobFilter) => f.exactName !== null && f.sentinel === '*' && f.package === '*' && f.type === '*';
 const EXACT_OF_ANY =
   "f.exact_name is not null and f.sentinel_glob = '*' and f.package_glob = '*' and f.type_glob = '*'";
 
@@ -210,7 +211,7 @@ export class SqliteStateObjectTake {
         // the first read brought, from the cursor after it, is not all of it).
         const from = redeliver && redeliverSeq !== null ? redeliverSeq : readSeq;
         filter = { sentinel, package: pkg, name, type, exactName, readSeq: from, createdSeq };
-        if (!redeliver && exactName !== null && sentinel === '*' && pkg === '*' && type === '*') filter.unread = [];
+        if (!redeliver && exactOfAny(filter)) filter.unread = [];
         filters.push(filter);
       }
       if (filter?.unread && row[LOGGED_AT + 8] !== null) filter.unread.push(loggedOf(row, LOGGED_AT));
@@ -260,7 +261,7 @@ export class SqliteStateObjectTake {
   /** Inside a transaction: what one filter has not seen yet, oldest change first (each object once). */
   private unreadRowsNow(f: GlobFilter): LoggedRow[] {
     const { exactName, readSeq, sentinel, package: pkg, type, createdSeq } = f;
-    if (exactName !== null && sentinel === '*' && pkg === '*' && type === '*')
+    if (exactName !== null && exactOfAny(f))
       return this.readExactOfAny.all(exactName, readSeq, createdSeq) as LoggedRow[];
     if (exactName !== null)
       return this.readExact.all(exactName, readSeq, sentinel, pkg, type, createdSeq) as LoggedRow[];

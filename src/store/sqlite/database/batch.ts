@@ -76,7 +76,7 @@ export class TransactionBatcher {
   private scheduled = false;
   /** A batch has just settled: what its continuations submit is flushed in a microtask (flushAfterSettling). */
   private settling = false;
-  /** When the batch that opened the window started: the flush after it runs only while less than a budget has passed since. */
+  /** When the batch that opened the window started: the flush after it runs only within a budget of it. */
   private settlingSince = 0;
   // Prepared once: wrapping each job with better-sqlite3's transaction() would build closures per job.
   private readonly begin;
@@ -136,7 +136,7 @@ export class TransactionBatcher {
       // one push wakes (~9 µs each) were cut after ~650: the rest waited a turn, behind the I/O of the
       // answers already written (their devices' next polls), and the last device had its answer
       // 10–25 % later (bench, fan-out of StateObjects against the floor, 2026-12-07).
-      if (performance.now() - turnStarted < this.budgetMs) void this.flush(false, this.budgetMs);
+      if (performance.now() - turnStarted < this.budgetMs) void this.flush(false);
       else this.schedule();
     });
   }
@@ -157,7 +157,7 @@ export class TransactionBatcher {
    * the event loop runs at most about two budgets of work (bench/stall.ts); a batch that is large or
    * used up the budget leaves its followers to a later turn.
    */
-  private async flush(opensWindow = true, budgetMs = this.budgetMs): Promise<void> {
+  private async flush(opensWindow = true): Promise<void> {
     const jobs = this.queue.splice(0, MAX_PIECES);
     if (jobs.length === 0) return;
     if (this.queue.length > 0) this.schedule();
@@ -171,8 +171,8 @@ export class TransactionBatcher {
       // now, synchronously, so nothing can come between its BEGIN and its COMMIT.
       started = performance.now();
       outcomes = this.sqlite.inTransaction
-        ? await this.db.connection().execute(async () => this.runBatch(jobs, budgetMs))
-        : this.runBatch(jobs, budgetMs);
+        ? await this.db.connection().execute(async () => this.runBatch(jobs))
+        : this.runBatch(jobs);
       spent = performance.now() - started;
       // Past the time budget, the pieces not run yet go back to the head of the queue, for a later turn.
       ran = jobs.slice(0, outcomes.length);
@@ -205,7 +205,7 @@ export class TransactionBatcher {
    * one); returns the outcomes of those that ran, in order. Should a piece fail, the transaction rolls
    * back and the same pieces run again with one savepoint each, so the failure stays its own.
    */
-  private runBatch(jobs: Job[], budgetMs: number): Outcome[] {
+  private runBatch(jobs: Job[]): Outcome[] {
     let ran = 0;
     try {
       return this.inTransaction(() => {
@@ -219,7 +219,7 @@ export class TransactionBatcher {
           } finally {
             ran++;
           }
-          if (performance.now() - started > budgetMs) break;
+          if (performance.now() - started > this.budgetMs) break;
         }
         return outcomes;
       });
