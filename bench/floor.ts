@@ -43,9 +43,10 @@ import {
 } from './support.js';
 
 export interface FloorSettings {
-  /** Turns of the push measure and fan-out rounds (each subject once per turn), wake-up samples per subject. */
+  /** Turns of the push measure (each subject once per turn), wake-up samples and fan-out rounds per subject. */
   turns: number;
   wakeSamples: number;
+  fanoutRounds: number;
   /** Waiting devices for the memory measure. */
   idleDevices: number;
   /** An older build's dist directory to measure beside the current one, or undefined. */
@@ -437,7 +438,7 @@ async function fanOut(settings: FloorSettings, kind: 'so' | 'msg', nchan: Nchan 
   }
   const values: Partial<Record<Subject, number[]>> = {};
   const loads: number[] = [];
-  const rounds = WARM_ROUNDS + Math.max(settings.turns * 4, 4);
+  const rounds = WARM_ROUNDS + settings.fanoutRounds;
   for (let k = 0; k < rounds; k++) {
     loads.push(loadAverage());
     for (const { subject, round } of rotated(running, k)) {

@@ -478,6 +478,9 @@ async function main(): Promise<void> {
       {
         turns,
         wakeSamples: QUICK ? 50 : 100 * turns,
+        // Each round ~40–50 ms a subject: 20 a turn (100 in 5 turns) keep the fan-out floor's ratio to
+        // Nchan within a few % between runs, where 4 a turn moved it by ~20 % (benchmark notes).
+        fanoutRounds: (QUICK ? 4 : 20) * turns,
         idleDevices: QUICK ? 2000 : 10_000,
         before,
         only: option('measures', 'BENCH_MEASURES')?.split(','),
