@@ -1,7 +1,8 @@
 /**
  * StateObjects and messages are logs read through cursors: these pin down what a cursor guarantees
  * (order, coalescing, a new filter's first poll, a purge seen once, group joins from the moment of
- * joining, retention overflow counted, the per-credential subscription limit).
+ * joining, retention overflow counted, the per-credential subscription limit), also once someone
+ * gathered statistics on the file.
  */
 import Sqlite from 'better-sqlite3';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import {
   pollStateObjects,
   subscribeToStateObjects,
 } from './support/subscriptions.js';
-import { metricsText } from './support/waitingPolls.js';
+import { metricsText, waitingPolls } from './support/waitingPolls.js';
 import { until } from './support/until.js';
 
 const hub = hubsStoppedAfterEach();
@@ -168,5 +169,58 @@ describe('subscriptions per credential', () => {
     expect(third.json<{ Message: string }>().Message).toMatch(/2 subscriptions/);
     expect(idOf(await get(h, 'consumer/SubscribeToMessage', consumer('A'), { subscriptionId: first }))).toBe(first);
     expect((await get(h, 'platform/SubscribeToMessage', pkg('S2', 'P1', 'other-key-0001'))).status).toBe(200);
+  });
+});
+
+describe('statistics someone gathered on the file', () => {
+  it('change no answer: after ANALYZE while the hub runs, every kind of filter and the messages read on', async () => {
+    const h = await hub();
+    const ids = {
+      usual: await subscribe(h, { name: 'A' }),
+      exact: await subscribe(h, { name: 'A', package: 'P1' }),
+      prefix: await subscribe(h, { name: 'T*' }),
+      any: await subscribe(h, { name: '*', package: 'P1' }),
+    };
+    const messages = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    // Rows for the statistics to sample: none of them matches a filter above.
+    const p2 = pkg('S1', 'P2');
+    for (let i = 0; i < 40; i++) await get(h, 'platform/PushStateObject', p2, { name: `F${i}`, value: i });
+    for (const id of Object.values(ids)) expect(await poll(h, id)).toEqual([]);
+    await push(h, 'A', 1);
+    await push(h, 'T1', 1);
+    await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '1' });
+    expect(await poll(h, ids.usual)).toEqual([['A', 1]]);
+    expect(await poll(h, ids.exact)).toEqual([['A', 1]]);
+    expect(await poll(h, ids.prefix)).toEqual([['T1', 1]]);
+    expect(await poll(h, ids.any)).toEqual([
+      ['A', 1],
+      ['T1', 1],
+    ]);
+    expect(await messagesOf(h, messages)).toEqual([1]);
+
+    // As someone with the sqlite3 CLI would, while the hub runs.
+    const cli = new Sqlite(path.join(h.dataDir, 'hub.db'));
+    try {
+      cli.exec('analyze');
+      expect((cli.prepare('select count(*) as n from sqlite_stat4').get() as { n: number }).n).toBeGreaterThan(0);
+    } finally {
+      cli.close();
+    }
+
+    const woken = poll(h, ids.usual, { timeout: 30_000 });
+    await waitingPolls(h, 1);
+    await push(h, 'A', 2);
+    expect(await woken).toEqual([['A', 2]]);
+    await push(h, 'T1', 2);
+    await get(h, 'platform/SendMessage', p1, { scope: 'All', key: 'K', data: '2' });
+    expect(await poll(h, ids.exact)).toEqual([['A', 2]]);
+    expect(await poll(h, ids.prefix)).toEqual([['T1', 2]]);
+    expect(await poll(h, ids.any)).toEqual([
+      ['A', 2],
+      ['T1', 2],
+    ]);
+    expect(await messagesOf(h, messages)).toEqual([2]);
+    for (const id of Object.values(ids)) expect(await poll(h, id)).toEqual([]);
+    expect(await messagesOf(h, messages)).toEqual([]);
   });
 });

@@ -65,14 +65,16 @@ export class SqliteMessageStore implements MessageStore {
       .prepare(
         `select c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name, s.read_message_id,
         s.pending_token, s.pending_ms, s.redeliver_from
-      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`,
+      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = cast(? as text)`,
       )
       .raw();
-    // A poll's first read: the subscription's owner and pending delivery with its caller's names, in one statement.
+    // A poll's first read: the subscription's owner and pending delivery with its caller's names, in one
+    // statement. Both bind the id through a cast, so that statistics never make SQLite re-prepare them
+    // (stateObjectTake.ts).
     this.ownedOf =
       sqlite.prepare(`select s.kind as subscription_kind, s.credential_name, s.pending_token, s.pending_ms, s.read_message_id,
         s.redeliver_from, c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name
-      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = ?`);
+      from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = cast(? as text)`);
     this.configuredGroups = sqlite
       .prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?')
       .pluck();

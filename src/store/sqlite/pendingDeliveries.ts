@@ -19,7 +19,7 @@ export class SqlitePendingDeliveries {
     private readonly batcher: TransactionBatcher,
   ) {
     this.restoreFilters = sqlite.prepare(
-      'update state_object_filters set read_seq = redeliver_seq where subscription_id = ? and redeliver_seq is not null',
+      'update state_object_filters set read_seq = redeliver_seq where subscription_id = cast(? as text) and redeliver_seq is not null',
     );
     this.consumed = sqlite.prepare('update subscriptions set pending_token = null where id = ? and pending_token = ?');
     this.putBack = sqlite.prepare(`update subscriptions set read_message_id = coalesce(redeliver_from, read_message_id),

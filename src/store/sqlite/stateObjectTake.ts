@@ -111,6 +111,11 @@ export class SqliteStateObjectTake {
     // statement: one statement fewer is ~0.4 µs of the ~10 µs of a woken poll's take (1,000 of them in
     // one wake-up), and the usual filter's read with it ~1.3 µs more (4.6 against 5.9 µs, measured).
     // The object's condition is readExactOfAny's, through the same (name, seq) index.
+    // Bound values meet indexed columns only through `cast(? as …)`: their plan then never depends on
+    // the value bound. Else, once the file has statistics (ANALYZE or `pragma optimize`, run by someone
+    // with the sqlite3 CLI), SQLite re-prepares the statement at every bind, as it may plan each value
+    // apart (better-sqlite3 builds SQLite with STAT4): a take's read cost 5–6× as much after an ANALYZE
+    // (31 against 5.3 µs, measured; a poll's first read, a message take's read and the cursor moves 3–4×).
     this.selectForTake = sqlite
       .prepare(
         `select ${TAKE_COLUMNS}, ${LOGGED_COLUMNS.split(', ')
@@ -119,7 +124,7 @@ export class SqliteStateObjectTake {
         from subscriptions s left join state_object_filters f on f.subscription_id = s.id
         left join state_objects o on ${EXACT_OF_ANY}
           and o.name = f.exact_name and o.seq > f.read_seq and (o.is_deleted = 0 or o.seq > f.created_seq)
-        where s.id = ? order by f.id, o.seq`,
+        where s.id = cast(? as text) order by f.id, o.seq`,
       )
       .raw(true);
     // The objects a filter has not seen yet, oldest change first, latest value only (one row per object):
@@ -130,44 +135,50 @@ export class SqliteStateObjectTake {
     // on every read: ~9 µs of the ~11 µs a woken poll's read cost (measured). Only the name's GLOB, which
     // does use the optimisation (its literal prefix through the (name, seq) index), keeps a bare parameter.
     const unread = `sentinel_name glob cast(? as text) and package_name glob cast(? as text) and type glob cast(? as text)
-      and (is_deleted = 0 or seq > ?)`;
+      and (is_deleted = 0 or seq > cast(? as integer))`;
     this.readExact = sqlite
-      .prepare(`select ${LOGGED_COLUMNS} from state_objects where name = ? and seq > ? and ${unread} order by seq`)
+      .prepare(
+        `select ${LOGGED_COLUMNS} from state_objects where name = cast(? as text) and seq > cast(? as integer)
+        and ${unread} order by seq`,
+      )
       .raw(true);
     // The usual subscription, one name from every sentinel and package of every type: its three `*`
     // GLOBs match any row, and leaving them out is ~0.4 µs of a woken poll's read (measured).
     this.readExactOfAny = sqlite
       .prepare(
-        `select ${LOGGED_COLUMNS} from state_objects where name = ? and seq > ? and (is_deleted = 0 or seq > ?) order by seq`,
+        `select ${LOGGED_COLUMNS} from state_objects where name = cast(? as text) and seq > cast(? as integer)
+        and (is_deleted = 0 or seq > cast(? as integer)) order by seq`,
       )
       .raw(true);
     this.readWildcard = sqlite
-      .prepare(`select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread} order by seq`)
+      .prepare(
+        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > cast(? as integer) and ${unread} order by seq`,
+      )
       .raw(true);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
     this.readAnyName = sqlite
-      .prepare(`select ${LOGGED_COLUMNS} from state_objects where seq > ? and ${unread} order by seq`)
+      .prepare(`select ${LOGGED_COLUMNS} from state_objects where seq > cast(? as integer) and ${unread} order by seq`)
       .raw(true);
     // A filter SQLite's GLOB would backtrack on (glob.ts, narrowGlob): its literal prefix through the
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
     this.readNarrowed = sqlite
       .prepare(
-        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread}
+        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > cast(? as integer) and ${unread}
         and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`,
       )
       .raw(true);
 
     this.restoreFilters = sqlite.prepare(
-      'update state_object_filters set read_seq = redeliver_seq where subscription_id = ? and redeliver_seq is not null',
+      'update state_object_filters set read_seq = redeliver_seq where subscription_id = cast(? as text) and redeliver_seq is not null',
     );
     this.deliverFilters = sqlite.prepare(
-      'update state_object_filters set redeliver_seq = read_seq, read_seq = max(read_seq, ?) where subscription_id = ?',
+      'update state_object_filters set redeliver_seq = read_seq, read_seq = max(read_seq, ?) where subscription_id = cast(? as text)',
     );
     this.deliverSubscription = sqlite.prepare(
       'update subscriptions set last_active_ms = ?, pending_token = ?, pending_ms = ? where id = ?',
     );
     this.advance = sqlite.prepare(
-      'update state_object_filters set read_seq = ? where subscription_id = ? and read_seq < ?',
+      'update state_object_filters set read_seq = ? where subscription_id = cast(? as text) and read_seq < ?',
     );
     this.endPending = sqlite.prepare('update subscriptions set pending_token = null where id = ?');
     this.touch = sqlite.prepare('update subscriptions set last_active_ms = ? where id = ?');
