@@ -8,10 +8,15 @@
  * the group commit's scheduling could touch) run each build in alternating turns (one hub at a time,
  * as bench/run.ts); `wakepaired`, `sopaired`, `msgpaired` keep both builds' hubs up at once and
  * alternate single samples or rounds between them (200 samples or 7 rounds per turn), which holds up
- * best on a machine others are loading. HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
+ * best on a machine others are loading; `analyzed` runs each build's fan-outs (StateObjects, then
+ * messages), gathers statistics on its file as someone with the sqlite3 CLI might (ANALYZE, the hub
+ * stopped), and runs them again on a hub of the same build started on that file: the hub's CPU per round
+ * after ÷ before (7 rounds a turn). HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
  * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
+import Sqlite from 'better-sqlite3';
 import fs from 'node:fs';
+import path from 'node:path';
 import {
   device,
   httpGet,
@@ -29,9 +34,9 @@ import type { Server } from './support.js';
 
 const N = 1000;
 
-/** A hub of build `dist`; HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to its node. */
-const startBuild = (dist: string): Promise<Server> =>
-  startHubProcess({}, process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [], dist);
+/** A hub of build `dist` (on a stopped hub's `dataDir`, or a fresh one); HUB_NODE_ARGS (e.g. `--cpu-prof`) goes to its node. */
+const startBuild = (dist: string, dataDir?: string): Promise<Server> =>
+  startHubProcess({}, process.env.HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? [], dist, dataDir);
 
 async function metric(hub: Server, name: string): Promise<number> {
   const { body } = await httpGet(`${hub.url}/metrics?${identity.admin}`);
@@ -120,20 +125,32 @@ async function wakePaired(dists: string[], samples: number): Promise<Record<stri
 const timed = <T>(reply: Promise<T>): Promise<{ r: T; t: number }> => reply.then((r) => ({ r, t: performance.now() }));
 
 interface FanOut {
+  hub: Server;
+  ids: string[];
   /** One round: every subscriber polls, one write, ms from sending it to the last answer; and the transactions it took. */
   round(k: number): Promise<{ ms: number; tx: number; cpu: number; queued: number }>;
-  stop(): Promise<void>;
+  stop(keepData?: boolean): Promise<void>;
 }
 
-/** 1,000 subscribers waiting on one StateObject name or for a message to All (scenarios 3b and 3). */
-async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
-  const hub = await startBuild(dist);
-  const ids =
-    kind === 'so'
+/**
+ * 1,000 subscribers waiting on one StateObject name or for a message to All (scenarios 3b and 3); or,
+ * with `resumed`, the subscriptions of a stopped hub of the same kind, on its data directory.
+ */
+async function fanOutHub(
+  dist: string,
+  kind: 'so' | 'msg',
+  resumed?: { dataDir: string; ids: string[] },
+): Promise<FanOut> {
+  const hub = await startBuild(dist, resumed?.dataDir);
+  const ids = resumed
+    ? resumed.ids
+    : kind === 'so'
       ? await subscribeEach(hub, N, 'SubscribeToStateObjects', (i) => `${identity.consumer(`G${i}`)}&name=Fan`)
       : await subscribeEach(hub, N, 'SubscribeToMessage', (i) => identity.consumer(`F${i}`));
   const devices = ids.map(() => device(hub.url));
   return {
+    hub,
+    ids,
     async round(k) {
       const polls = ids.map((id, i) =>
         timed(
@@ -180,8 +197,8 @@ async function fanOutHub(dist: string, kind: 'so' | 'msg'): Promise<FanOut> {
         queued: after.queued - sched.queued,
       };
     },
-    async stop() {
-      await hub.stop();
+    async stop(keepData = false) {
+      await hub.stop(keepData);
       await Promise.allSettled(devices.map((d) => d.destroy()));
     },
   };
@@ -227,6 +244,34 @@ async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number)
   );
 }
 
+/**
+ * Each fan-out's hub CPU per round (medians of the warm rounds), then again on a hub of the same build
+ * started on the same file after ANALYZE (statistics, loaded by a new connection, make SQLite re-prepare
+ * a statement whose plan may depend on a bound value at every bind).
+ */
+async function analyzed(dist: string, rounds: number) {
+  const out: Record<string, { before: number; after: number; ratio: number }> = {};
+  for (const kind of ['so', 'msg'] as const) {
+    const f = await fanOutHub(dist, kind);
+    const cpu = async (hub: FanOut) => {
+      const r = [];
+      for (let k = 0; k < rounds + 2; k++) r.push((await hub.round(k)).cpu);
+      return median(r.slice(2));
+    };
+    const before = await cpu(f);
+    const dataDir = f.hub.dataDir as string;
+    await f.stop(true);
+    const cli = new Sqlite(path.join(dataDir, 'hub.db'));
+    cli.exec('analyze');
+    cli.close();
+    const g = await fanOutHub(dist, kind, { dataDir, ids: f.ids });
+    const after = await cpu(g);
+    await g.stop();
+    out[kind] = { before: r1(before), after: r1(after), ratio: r2(after / before) };
+  }
+  return out;
+}
+
 /** Scenario 5: 8 senders → 1 polling subscriber for 4 s; messages received per second (and none lost). */
 async function messageRate(dist: string): Promise<{ perSecond: number; lost: number }> {
   const hub = await startBuild(dist);
@@ -262,6 +307,9 @@ for (const kind of ['so', 'msg'] as const) {
       JSON.stringify({ [`${kind}FanOutPaired1000`]: await fanOutPaired(builds, kind, 7 * Number(turnsArg)) }),
     );
 }
+if (only.has('analyzed'))
+  for (const dist of builds)
+    console.log(JSON.stringify({ analyzed: dist, ...(await analyzed(dist, 7 * Number(turnsArg))) }));
 for (let turn = 0; turn < Number(turnsArg); turn++) {
   if (!['wake', 'so', 'msg', 'msgrate', 'storm'].some((x) => only.has(x))) break;
   for (const dist of turn % 2 ? [...builds].reverse() : builds) {

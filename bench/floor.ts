@@ -408,7 +408,13 @@ async function wakeUp(settings: FloorSettings, nchan: Nchan | undefined): Promis
 }
 
 /** Rounds not counted: a hub's first rounds take 2–4× longer (its heap grows, code is optimised). */
-const WARM_ROUNDS = 2;
+export const WARM_ROUNDS = 2;
+
+/**
+ * Fan-out rounds per turn and subject (each round ~40–50 ms): at 20 the floor's ratio to Nchan stays
+ * within a few % between runs, where at 4 it moved by ~20 % (benchmark notes).
+ */
+export const FANOUT_ROUNDS_PER_TURN = 20;
 
 /** Fan-out: 1,000 devices on one channel, one write, until the last has it; rounds in alternation. */
 async function fanOut(settings: FloorSettings, kind: 'so' | 'msg', nchan: Nchan | undefined): Promise<FloorRow> {

@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FloorRow } from './floor.js';
-import { floorTable, loadAverage } from './floor.js';
+import { FANOUT_ROUNDS_PER_TURN, floorTable, loadAverage } from './floor.js';
 import type { Row } from './postgres.js';
 import { postgresFanOut, postgresIdlePolls, postgresPush, postgresWakeUp } from './postgres.js';
 import { topSelfTime } from './profile.js';
@@ -478,9 +478,7 @@ async function main(): Promise<void> {
       {
         turns,
         wakeSamples: QUICK ? 50 : 100 * turns,
-        // Each round ~40–50 ms a subject: 20 a turn (100 in 5 turns) keep the fan-out floor's ratio to
-        // Nchan within a few % between runs, where 4 a turn moved it by ~20 % (benchmark notes).
-        fanoutRounds: (QUICK ? 4 : 20) * turns,
+        fanoutRounds: (QUICK ? 4 : FANOUT_ROUNDS_PER_TURN) * turns,
         idleDevices: QUICK ? 2000 : 10_000,
         before,
         only: option('measures', 'BENCH_MEASURES')?.split(','),

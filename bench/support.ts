@@ -16,7 +16,10 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export interface Server {
   url: string;
   pid: number;
-  stop(): Promise<void>;
+  /** A hub's data directory (startHubProcess). */
+  dataDir?: string;
+  /** Stops it; a hub's data directory goes too, unless `keepData` (to start another hub on it). */
+  stop(keepData?: boolean): Promise<void>;
 }
 
 function waitForListening(proc: ChildProcess, pattern: RegExp): Promise<string> {
@@ -61,15 +64,19 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 
 /**
  * A hub in its own process, from a production build (`dist`, which `npm run bench` builds first; the A/B
- * tools pass an older build's directory), on a fresh temp directory with the test configuration.
+ * tools pass an older build's directory), on a fresh temp directory with the test configuration, or on
+ * `dataDir`, a stopped hub's.
  */
 export async function startHubProcess(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
   dist = 'dist',
+  dataDir = '',
 ): Promise<Server> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
-  fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
+  if (!dataDir) {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
+    fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
+  }
   const proc = owned(
     spawn(process.execPath, [...nodeArgs, path.join(dist, 'src/cli.js')], {
       cwd: ROOT,
@@ -93,8 +100,10 @@ export async function startHubProcess(
   return {
     url,
     pid: proc.pid as number,
-    async stop() {
+    dataDir,
+    async stop(keepData = false) {
       await stop();
+      if (keepData) return;
       fs.rmSync(dataDir, { recursive: true, force: true });
       dataDirs.delete(dataDir);
     },
