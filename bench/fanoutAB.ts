@@ -9,9 +9,9 @@
  * as bench/run.ts); `wakepaired`, `sopaired`, `msgpaired` keep both builds' hubs up at once and
  * alternate single samples or rounds between them (200 samples or 7 rounds per turn), which holds up
  * best on a machine others are loading; `analyzed` runs each build's fan-outs (StateObjects, then
- * messages), gathers statistics on its file as someone with the sqlite3 CLI might (ANALYZE, the hub
- * stopped), and runs them again on a hub of the same build started on that file: the hub's CPU per round
- * after ÷ before (7 rounds a turn). HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
+ * messages) on a hub started again on its file, then on one started on it once statistics were gathered
+ * as someone with the sqlite3 CLI might (ANALYZE): the hub's CPU per round, the second ÷ the first (7
+ * rounds a turn). HUB_NODE_ARGS (e.g. `--cpu-prof`) is passed to the hubs' node;
  * CLIENT_CPU=1 prints, per fan-out round, the hub's and this process's CPU and preempted milliseconds.
  */
 import Sqlite from 'better-sqlite3';
@@ -234,40 +234,45 @@ async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number)
       d,
       {
         median: r1(median(results[j].map((r) => r.ms))),
-        warmMedian: r1(median(results[j].slice(2).map((r) => r.ms))),
+        warmMedian: r1(median(results[j].slice(WARM_ROUNDS).map((r) => r.ms))),
         all: results[j].map((r) => Math.round(r.ms)),
         txPerRound: median(results[j].map((r) => r.tx)),
-        cpuMedian: r1(median(results[j].slice(2).map((r) => r.cpu))),
-        queuedMedian: r1(median(results[j].slice(2).map((r) => r.queued))),
+        cpuMedian: r1(median(results[j].slice(WARM_ROUNDS).map((r) => r.cpu))),
+        queuedMedian: r1(median(results[j].slice(WARM_ROUNDS).map((r) => r.queued))),
       },
     ]),
   );
 }
 
+/** Fan-out rounds not counted (a hub's first rounds are slower: its heap grows, code is optimised). */
+const WARM_ROUNDS = 2;
+
 /**
- * Each fan-out's hub CPU per round (medians of the warm rounds), then again on a hub of the same build
- * started on the same file after ANALYZE (statistics, loaded by a new connection, make SQLite re-prepare
- * a statement whose plan may depend on a bound value at every bind).
+ * Each fan-out's hub CPU per round (medians of the warm rounds) on a hub started again on the same file,
+ * then on one started on it after ANALYZE (statistics, loaded by a new connection, make SQLite re-prepare
+ * at every bind a statement where a bound value meets an indexed column); `ratio` is the second ÷ the first.
  */
 async function analyzed(dist: string, rounds: number) {
-  const out: Record<string, { before: number; after: number; ratio: number }> = {};
+  const out: Record<string, { restarted: number; analyzed: number; ratio: number }> = {};
+  const cpu = async (hub: FanOut) => {
+    const r = [];
+    for (let k = 0; k < rounds + WARM_ROUNDS; k++) r.push((await hub.round(k)).cpu);
+    return median(r.slice(WARM_ROUNDS));
+  };
   for (const kind of ['so', 'msg'] as const) {
-    const f = await fanOutHub(dist, kind);
-    const cpu = async (hub: FanOut) => {
-      const r = [];
-      for (let k = 0; k < rounds + 2; k++) r.push((await hub.round(k)).cpu);
-      return median(r.slice(2));
-    };
-    const before = await cpu(f);
-    const dataDir = f.hub.dataDir as string;
-    await f.stop(true);
-    const cli = new Sqlite(path.join(dataDir, 'hub.db'));
+    const first = await fanOutHub(dist, kind);
+    const resumed = { dataDir: first.hub.dataDir as string, ids: first.ids };
+    await first.stop(true);
+    const restarted = await fanOutHub(dist, kind, resumed);
+    const plain = await cpu(restarted);
+    await restarted.stop(true);
+    const cli = new Sqlite(path.join(resumed.dataDir, 'hub.db'));
     cli.exec('analyze');
     cli.close();
-    const g = await fanOutHub(dist, kind, { dataDir, ids: f.ids });
-    const after = await cpu(g);
-    await g.stop();
-    out[kind] = { before: r1(before), after: r1(after), ratio: r2(after / before) };
+    const withStatistics = await fanOutHub(dist, kind, resumed);
+    const after = await cpu(withStatistics);
+    await withStatistics.stop();
+    out[kind] = { restarted: r1(plain), analyzed: r1(after), ratio: r2(after / plain) };
   }
   return out;
 }

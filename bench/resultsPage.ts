@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FloorRow, Subject } from './floor.js';
-import { FANOUT_ROUNDS_PER_TURN, WARM_ROUNDS, WARM_SAMPLES } from './floor.js';
+import { WARM_ROUNDS, WARM_SAMPLES } from './floor.js';
 import type { Row } from './postgres.js';
 import type { SignalrRow } from './signalr.js';
 import { goalMet } from './signalr.js';
@@ -20,6 +20,8 @@ export interface Results {
   load: [number, number];
   command: string;
   turns: number;
+  /** Fan-out rounds per turn for each subject (unset in pages of runs before it was recorded). */
+  fanoutRounds?: number;
   /** What the `before` column measured (a build's directory and commit), when the run had one. */
   before?: string;
   floor: FloorRow[];
@@ -168,8 +170,10 @@ export function writeResults(results: Results): void {
       "subscription's cursor: the least a server on the hub's stack does to keep its promises; a goal it already misses, or " +
       'meets with nothing to spare, the floor stops. Wake-up: 1,000 devices each waiting on its ' +
       `own object, from sending the push to the device having its answer, after ${WARM_SAMPLES} samples not counted (the JIT warm). Fan-out: 1,000 devices on one object or waiting for a ` +
-      'message to All, from sending the write to the last device answered, every device re-polling as soon as it has its answer ' +
-      `(${FANOUT_ROUNDS_PER_TURN} rounds a turn for each subject, after ${WARM_ROUNDS} not counted). ` +
+      'message to All, from sending the write to the last device answered, every device re-polling as soon as it has its answer' +
+      (results.fanoutRounds
+        ? ` (${results.fanoutRounds} rounds a turn for each subject, after ${WARM_ROUNDS} not counted). `
+        : '. ') +
       'Memory: RSS growth per waiting poll, each on its own connection. Bare Node answers held polls from memory ' +
       '(bench/bareLongPoll.ts); Nchan 1.3 publishes over HTTP to long-poll subscribers (bench/nchan.ts).\n\n' +
       `${floorTable(results)}\n\n` +

@@ -471,6 +471,7 @@ async function main(): Promise<void> {
   const all = process.argv.includes('--all');
   const runs = (name: string) => (only ? only.includes(name) : name === 'floor' || name === 'signalr' || all);
   const turns = Number(option('turns', 'BENCH_TURNS') ?? (QUICK ? 1 : 3));
+  const fanoutRounds = QUICK ? 4 : FANOUT_ROUNDS_PER_TURN;
   const before = option('before', 'BENCH_BEFORE');
   let floor: FloorRow[] = [];
   if (runs('floor')) {
@@ -478,7 +479,7 @@ async function main(): Promise<void> {
       {
         turns,
         wakeSamples: QUICK ? 50 : 100 * turns,
-        fanoutRounds: (QUICK ? 4 : FANOUT_ROUNDS_PER_TURN) * turns,
+        fanoutRounds: fanoutRounds * turns,
         idleDevices: QUICK ? 2000 : 10_000,
         before,
         only: option('measures', 'BENCH_MEASURES')?.split(','),
@@ -514,7 +515,7 @@ async function main(): Promise<void> {
   if (only && process.argv.includes('--page')) {
     const previous = previousResults();
     if (!previous) throw new Error('--page needs a docs/benchmarks.json to keep the other tables from');
-    writeResults({ ...previous, ...(runs('floor') ? { floor } : {}), signalr: signalrSection });
+    writeResults({ ...previous, ...(runs('floor') ? { floor, turns, fanoutRounds } : {}), signalr: signalrSection });
     console.log('\nwrote docs/benchmarks.json and docs/benchmarks.md (the tables not measured kept)');
     process.exit(0);
   }
@@ -530,6 +531,7 @@ async function main(): Promise<void> {
     load: [load, loadAverage()],
     command,
     turns,
+    fanoutRounds,
     before: before ? describeBuild(before) : undefined,
     floor,
     profile,

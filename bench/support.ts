@@ -18,7 +18,7 @@ export interface Server {
   pid: number;
   /** A hub's data directory (startHubProcess). */
   dataDir?: string;
-  /** Stops it; a hub's data directory goes too, unless `keepData` (to start another hub on it). */
+  /** Stops it; a hub's data directory, if startHubProcess made it, goes too unless `keepData` (to start another on it). */
   stop(keepData?: boolean): Promise<void>;
 }
 
@@ -65,7 +65,7 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 /**
  * A hub in its own process, from a production build (`dist`, which `npm run bench` builds first; the A/B
  * tools pass an older build's directory), on a fresh temp directory with the test configuration, or on
- * `dataDir`, a stopped hub's.
+ * `dataDir`, a stopped hub's (`stop(true)`). Only a directory made here is ever removed.
  */
 export async function startHubProcess(
   env: Record<string, string> = {},
@@ -73,6 +73,7 @@ export async function startHubProcess(
   dist = 'dist',
   dataDir = '',
 ): Promise<Server> {
+  const made = !dataDir || dataDirs.has(dataDir);
   if (!dataDir) {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hub-bench-'));
     fs.writeFileSync(path.join(dataDir, 'hub.config.xml'), serializeConfiguration(testConfiguration()));
@@ -94,7 +95,7 @@ export async function startHubProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
-  dataDirs.add(dataDir);
+  if (made) dataDirs.add(dataDir);
   const url = await waitForListening(proc, /hub listening on (http:\/\/\S+)/);
   const stop = stopper(proc);
   return {
@@ -103,7 +104,7 @@ export async function startHubProcess(
     dataDir,
     async stop(keepData = false) {
       await stop();
-      if (keepData) return;
+      if (keepData || !made) return;
       fs.rmSync(dataDir, { recursive: true, force: true });
       dataDirs.delete(dataDir);
     },

@@ -69,17 +69,19 @@ export class SqliteMessageStore implements MessageStore {
       )
       .raw();
     // A poll's first read: the subscription's owner and pending delivery with its caller's names, in one
-    // statement. Both bind the id through a cast, so that statistics never make SQLite re-prepare them
-    // (stateObjectTake.ts).
+    // statement. It, the take's read above and the group reads below (twice a poll) bind through casts,
+    // so that statistics on the file never make SQLite re-prepare them at every bind (stateObjectTake.ts).
     this.ownedOf =
       sqlite.prepare(`select s.kind as subscription_kind, s.credential_name, s.pending_token, s.pending_ms, s.read_message_id,
         s.redeliver_from, c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name
       from subscriptions s join callers c on c.connection_id = s.owner_connection_id where s.id = cast(? as text)`);
     this.configuredGroups = sqlite
-      .prepare('select group_name from package_instance_groups where sentinel_name = ? and instance_name = ?')
+      .prepare(
+        'select group_name from package_instance_groups where sentinel_name = cast(? as text) and instance_name = cast(? as text)',
+      )
       .pluck();
     this.joinedGroups = sqlite.prepare(
-      'select group_name, joined_after from message_group_members where subscription_id = ?',
+      'select group_name, joined_after from message_group_members where subscription_id = cast(? as text)',
     );
     this.join = sqlite.prepare(`insert into message_group_members (subscription_id, group_name, joined_after)
       values (?, ?, (select coalesce(max(id), 0) from messages)) on conflict do nothing`);

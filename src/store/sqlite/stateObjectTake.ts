@@ -111,11 +111,13 @@ export class SqliteStateObjectTake {
     // statement: one statement fewer is ~0.4 µs of the ~10 µs of a woken poll's take (1,000 of them in
     // one wake-up), and the usual filter's read with it ~1.3 µs more (4.6 against 5.9 µs, measured).
     // The object's condition is readExactOfAny's, through the same (name, seq) index.
-    // Bound values meet indexed columns only through `cast(? as …)`: their plan then never depends on
-    // the value bound. Else, once the file has statistics (ANALYZE or `pragma optimize`, run by someone
-    // with the sqlite3 CLI), SQLite re-prepares the statement at every bind, as it may plan each value
-    // apart (better-sqlite3 builds SQLite with STAT4): a take's read cost 5–6× as much after an ANALYZE
-    // (31 against 5.3 µs, measured; a poll's first read, a message take's read and the cursor moves 3–4×).
+    // A bound value meets an indexed column through `cast(? as …)`: no plan depends on a cast's value.
+    // A bare one makes SQLite, once the file has statistics (an ANALYZE someone ran with the sqlite3
+    // CLI), re-prepare the statement at every bind to plan for that value (better-sqlite3 builds SQLite
+    // with STAT4): a take's read cost 5–6× as much (31 against 5.3 µs, measured; a poll's first read, a
+    // message take's read and the cursor moves 3–4×). Exceptions: `where id = ?` alone (one row by its
+    // unique key, planned without statistics), and the wildcard reads below, re-prepared at every bind
+    // anyway for their name's GLOB, whose cursor stays bare so that statistics show how few rows are above it.
     this.selectForTake = sqlite
       .prepare(
         `select ${TAKE_COLUMNS}, ${LOGGED_COLUMNS.split(', ')
@@ -151,9 +153,7 @@ export class SqliteStateObjectTake {
       )
       .raw(true);
     this.readWildcard = sqlite
-      .prepare(
-        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > cast(? as integer) and ${unread} order by seq`,
-      )
+      .prepare(`select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread} order by seq`)
       .raw(true);
     // A name filter of `*` alone has no prefix to use: the log above the cursor through (seq), no re-prepare.
     this.readAnyName = sqlite
@@ -163,7 +163,7 @@ export class SqliteStateObjectTake {
     // index, its end and longest middle piece as plain comparisons; the exact match follows in memory.
     this.readNarrowed = sqlite
       .prepare(
-        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > cast(? as integer) and ${unread}
+        `select ${LOGGED_COLUMNS} from state_objects where name glob ? and seq > ? and ${unread}
         and (? = '' or substr(name, -length(?)) = ?) and (? = '' or instr(name, ?) > 0) order by seq`,
       )
       .raw(true);
