@@ -167,8 +167,8 @@ export function writeResults(results: Results): void {
       'hub does (same row, same indexes, group commit) and answers after the commit. For wake-up and fan-out, bare Koa + commit ' +
       '(bench/bareKoaLongPoll.ts) holds polls in one Koa middleware, stores each write the same way and answers only after ' +
       "its commit, and keeps each device's position on the server, committed once its answer is written, as the hub keeps a " +
-      "subscription's cursor: the least a server on the hub's stack does to keep its promises; a goal it already misses, or " +
-      'meets with nothing to spare, the floor stops. Wake-up: 1,000 devices each waiting on its ' +
+      "subscription's cursor: the least a server on the hub's stack does to keep its promises; a goal it is already at or " +
+      'past, the floor stops (the goal column says where it stands). Wake-up: 1,000 devices each waiting on its ' +
       `own object, from sending the push to the device having its answer, after ${WARM_SAMPLES} samples not counted (the JIT warm). Fan-out: 1,000 devices on one object or waiting for a ` +
       'message to All, from sending the write to the last device answered, every device re-polling as soon as it has its answer' +
       (results.fanoutRounds
