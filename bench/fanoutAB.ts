@@ -31,6 +31,7 @@ import {
   waitingPolls,
 } from './support.js';
 import type { Server } from './support.js';
+import { WARM_ROUNDS } from './floor.js';
 
 const N = 1000;
 
@@ -243,9 +244,6 @@ async function fanOutPaired(dists: string[], kind: 'so' | 'msg', rounds: number)
     ]),
   );
 }
-
-/** Fan-out rounds not counted (a hub's first rounds are slower: its heap grows, code is optimised). */
-const WARM_ROUNDS = 2;
 
 /**
  * Each fan-out's hub CPU per round (medians of the warm rounds) on a hub started again on the same file,
