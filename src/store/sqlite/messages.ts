@@ -2,7 +2,7 @@
  * The message log on SQLite (the MessageStore): a send is one row; a subscription reads above its cursor
  * what is addressed to it. At most `retention.count` messages, none older than `retention.ms`; a cursor
  * that fell behind is told how many it missed. Group-commit transactions (store/sqlite/database/batch.ts);
- * a poll's take is messageTake.ts.
+ * a poll's take is takes/messageTake.ts.
  */
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from './database/batch.js';
@@ -14,7 +14,7 @@ import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
 import type { MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import type { JoinedGroupRow, SubscriptionCallerRow, SubscriptionCursor } from '../subscriptionAddresses.js';
 import { hasConfiguredGroups, subscriptionAddresses } from '../subscriptionAddresses.js';
-import { SqliteMessageTake } from './messageTake.js';
+import { SqliteMessageTake } from './takes/messageTake.js';
 
 const NO_GROUPS: string[] = [];
 
@@ -70,7 +70,7 @@ export class SqliteMessageStore implements MessageStore {
       .raw();
     // A poll's first read: the subscription's owner and pending delivery with its caller's names, in one
     // statement. It, the take's read above and the group reads below (twice a poll) bind through casts,
-    // so that statistics on the file never make SQLite re-prepare them at every bind (stateObjectTake.ts).
+    // so that statistics on the file never make SQLite re-prepare them at every bind (takes/stateObjectTake.ts).
     this.ownedOf =
       sqlite.prepare(`select s.kind as subscription_kind, s.credential_name, s.pending_token, s.pending_ms, s.read_message_id,
         s.redeliver_from, c.connection_id, c.friendly_name, c.kind, c.sentinel_name, c.package_name
@@ -169,7 +169,7 @@ export class SqliteMessageStore implements MessageStore {
 
   /**
    * Reads the oldest `limit` (0 = all) messages addressed to the subscription above its cursor and
-   * moves the cursor past them, in one transaction (messageTake.ts); remembers saga requests delivered,
+   * moves the cursor past them, in one transaction (takes/messageTake.ts); remembers saga requests delivered,
    * so their replies are exempt. Throws ClientGone (rolling back) when `abort` fired.
    */
   take(subscription: string, limit: number, abort: ClientSignal, claim?: DeliveryClaim): Promise<TakenMessages> {

@@ -1,8 +1,8 @@
 /**
  * Pending deliveries on SQLite (hub/polls/deliveries.ts): the settling of a subscription's pending
  * delivery, consumed (the token goes) or put back (the cursors return to before it), only while that
- * token is the pending one. A take leaves one pending and judges the one it finds (stateObjectTake.ts,
- * messageTake.ts). A written answer's delivery is consumed by the next poll of its subscription (its
+ * token is the pending one. A take leaves one pending and judges the one it finds (takes/stateObjectTake.ts,
+ * takes/messageTake.ts). A written answer's delivery is consumed by the next poll of its subscription (its
  * first read, findOwned, or its take), or at a graceful shutdown.
  */
 import type Sqlite from 'better-sqlite3';

@@ -1,6 +1,6 @@
 /**
  * A StateObject subscription's filters, each with its cursor in the log (for SqliteStateObjectStore,
- * which owns the sequence; a poll's read through them is stateObjectTake.ts). `…Now` methods run
+ * which owns the sequence; a poll's read through them is takes/stateObjectTake.ts). `…Now` methods run
  * inside the caller's transaction.
  */
 import type Sqlite from 'better-sqlite3';
@@ -58,7 +58,7 @@ export class StateObjectFilters {
   constructor(db: Db, sqlite: Sqlite.Database) {
     // What a poll listens for, read at each poll's start (findOwned) with its subscription's owner in one
     // statement, as raw rows: ~0.7 µs less than two (2.0 against 2.75 µs, measured), per re-poll. The id
-    // bound through a cast, so that statistics never make SQLite re-prepare it (stateObjectTake.ts).
+    // bound through a cast, so that statistics never make SQLite re-prepare it (takes/stateObjectTake.ts).
     this.selectOwned = sqlite
       .prepare<[string], OwnedRow>(
         `select s.kind, s.owner_connection_id, s.credential_name, s.pending_token, s.pending_ms,

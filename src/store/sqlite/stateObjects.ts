@@ -1,7 +1,7 @@
 /**
  * The StateObject log on SQLite (the StateObjectStore): every change takes the next number of one
  * sequence, a purge leaves a tombstone; polls read through their filters' cursors (stateObjectFilters.ts,
- * the take in stateObjectTake.ts).
+ * the take in takes/stateObjectTake.ts).
  * Writes and polls run in group-commit transactions (store/sqlite/database/batch.ts), the other reads through Kysely.
  */
 import type Sqlite from 'better-sqlite3';
@@ -23,7 +23,7 @@ import type { StateObjectGlobs } from './glob.js';
 import { globsOf, narrowGlob, toGlob } from './glob.js';
 import type { OwnedStateObjectSubscription } from './stateObjectFilters.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
-import { SqliteStateObjectTake } from './stateObjectTake.js';
+import { SqliteStateObjectTake } from './takes/stateObjectTake.js';
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in

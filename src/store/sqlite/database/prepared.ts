@@ -2,7 +2,7 @@
  * Kysely-built queries, compiled once and run synchronously through better-sqlite3 inside batches
  * (purge, expiry, a new filter). The hottest statements (a push's upsert, the takes' reads and writes)
  * are SQL text of their own, bound positionally: binding by name costs them a measurable share
- * (stateObjects.ts, stateObjectTake.ts). The query is built with named markers in place of its
+ * (stateObjects.ts, takes/stateObjectTake.ts). The query is built with named markers in place of its
  * parameters; compiling shows where each marker landed, so each call binds its values in that order
  * without building SQL again.
  * Name every parameter explicitly when building (`values({ a: p.a })`): the markers object has no keys

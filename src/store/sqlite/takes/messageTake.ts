@@ -9,16 +9,16 @@
  * delivery later is pendingDeliveries.ts.
  */
 import type Sqlite from 'better-sqlite3';
-import { ClientGone } from '../../errors.js';
-import type { ClientSignal } from '../../hub/polls/clientSignal.js';
-import type { MessageAddresses, SentMessage } from '../../hub/messageAddresses.js';
-import { isAddressedTo } from '../../hub/messageAddresses.js';
-import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
-import { judgePending } from '../../hub/ports/deliveryClaim.js';
-import type { Message, TakenMessages } from '../../hub/ports/messages.js';
-import { SAGA_RESPONSE_KEY } from '../../hub/ports/messages.js';
-import { ScopeType } from '../../hub/scope.js';
-import type { SubscriptionCursor } from '../subscriptionAddresses.js';
+import { ClientGone } from '../../../errors.js';
+import type { ClientSignal } from '../../../hub/polls/clientSignal.js';
+import type { MessageAddresses, SentMessage } from '../../../hub/messageAddresses.js';
+import { isAddressedTo } from '../../../hub/messageAddresses.js';
+import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
+import { judgePending } from '../../../hub/ports/deliveryClaim.js';
+import type { Message, TakenMessages } from '../../../hub/ports/messages.js';
+import { SAGA_RESPONSE_KEY } from '../../../hub/ports/messages.js';
+import { ScopeType } from '../../../hub/scope.js';
+import type { SubscriptionCursor } from '../../subscriptionAddresses.js';
 
 /**
  * A messages row (alias `m`), read raw (arrays: better-sqlite3 naming each row's keys costs about 1 µs

@@ -1,5 +1,5 @@
 import type Sqlite from 'better-sqlite3';
-import type { StateObject, TakenStateObject } from '../../hub/ports/stateObjects.js';
+import type { StateObject, TakenStateObject } from '../../../hub/ports/stateObjects.js';
 
 /**
  * The changes that were pending when a database moved to cursors (migration 0003): read before the

@@ -5,16 +5,16 @@
  * (ports/deliveryClaim.ts: `wait` takes nothing, `redeliver` moves the cursors back before it); read
  * each other filter (every filter, redelivering) above its cursor up to the log's top; keep the oldest
  * `limit` changed objects; then move the cursors and leave what it delivers pending under the claim's
- * token, or, delivering nothing, move the cursors to the top and end the pending delivery judged. Settling a pending delivery later is pendingDeliveries.ts.
+ * token, or, delivering nothing, move the cursors to the top and end the pending delivery judged. Settling a pending delivery later is ../pendingDeliveries.ts.
  */
 import type Sqlite from 'better-sqlite3';
-import { ClientGone } from '../../errors.js';
-import type { ClientSignal } from '../../hub/polls/clientSignal.js';
-import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
-import { judgePending } from '../../hub/ports/deliveryClaim.js';
-import type { StateObject, TakenStateObjects } from '../../hub/ports/stateObjects.js';
-import type { StateObjectGlobs } from './glob.js';
-import { narrowGlob } from './glob.js';
+import { ClientGone } from '../../../errors.js';
+import type { ClientSignal } from '../../../hub/polls/clientSignal.js';
+import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
+import { judgePending } from '../../../hub/ports/deliveryClaim.js';
+import type { StateObject, TakenStateObjects } from '../../../hub/ports/stateObjects.js';
+import type { StateObjectGlobs } from '../glob.js';
+import { narrowGlob } from '../glob.js';
 import { StateObjectBacklog } from './stateObjectBacklog.js';
 
 type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
