@@ -1,5 +1,13 @@
-/** Run by vitest before each test file (vitest.config.ts): its last `afterAll` puts away what the file made. */
-import { afterAll } from 'vitest';
+/**
+ * Run by vitest before each test file (vitest.config.ts): its last `afterAll` puts away what the file
+ * made; after each test, no StateObject take answered from memory differed from the file (the suite
+ * runs with HUB_TEST_VERIFY_TAKES=1: src/store/sqlite/takes/takeMemory.ts).
+ */
+import { afterAll, afterEach, expect } from 'vitest';
+import { takeMemoryDifferences } from '../../src/store/sqlite/takes/takeMemory.js';
 import { putAway } from './afterFile.js';
 
+afterEach(() => {
+  expect(takeMemoryDifferences()).toEqual([]);
+});
 afterAll(putAway);

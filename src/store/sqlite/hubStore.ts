@@ -56,8 +56,9 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
     throw error;
   }
   const batcher = new TransactionBatcher(db, sqlite, { lockWaitMs: options.lockWaitMs, committed });
-  const pending = new SqlitePendingDeliveries(sqlite, batcher);
   const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher);
+  batcher.whenRolledBack(() => stateObjects.memory.rolledBack());
+  const pending = new SqlitePendingDeliveries(sqlite, batcher, stateObjects.memory);
   const messages = new SqliteMessageStore(sqlite, batcher, options.messageRetention);
   const vacuum = setInterval(() => {
     try {

@@ -7,6 +7,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import type { TransactionBatcher } from './database/batch.js';
+import type { TakeMemory } from './takes/takeMemory.js';
 
 export class SqlitePendingDeliveries {
   private readonly restoreFilters;
@@ -17,6 +18,8 @@ export class SqlitePendingDeliveries {
   constructor(
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
+    /** Forgets what a take remembers of a subscription whose cursors go back (takes/takeMemory.ts). */
+    private readonly takes: Pick<TakeMemory, 'forget'>,
   ) {
     this.restoreFilters = sqlite.prepare(
       'update state_object_filters set read_seq = redeliver_seq where subscription_id = cast(? as text) and redeliver_seq is not null',
@@ -35,6 +38,7 @@ export class SqlitePendingDeliveries {
         this.consumed.run(id, token);
       } else if (this.putBack.run(id, token).changes > 0) {
         this.restoreFilters.run(id);
+        this.takes.forget(id);
       }
     });
   }

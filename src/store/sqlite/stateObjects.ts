@@ -24,6 +24,7 @@ import { globsOf, narrowGlob, toGlob } from './glob.js';
 import type { OwnedStateObjectSubscription } from './stateObjectFilters.js';
 import { STATE_OBJECT_COLUMNS, StateObjectFilters } from './stateObjectFilters.js';
 import { SqliteStateObjectTake } from './takes/stateObjectTake.js';
+import { TakeMemory } from './takes/takeMemory.js';
 
 /**
  * The current objects matching the GLOBs. A name filter SQLite's GLOB would backtrack on is narrowed in
@@ -93,6 +94,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
   private readonly markExpired;
   private readonly filters: StateObjectFilters;
   private readonly taking: SqliteStateObjectTake;
+  /** What a take knows without reading (takes/takeMemory.ts): every other write to a subscription forgets it there. */
+  readonly memory: TakeMemory;
 
   constructor(
     private readonly db: Db,
@@ -106,7 +109,8 @@ export class SqliteStateObjectStore implements StateObjectStore {
       .get() as { top: number };
     this.seq = top.top;
     this.filters = new StateObjectFilters(db, sqlite);
-    this.taking = new SqliteStateObjectTake(sqlite);
+    this.memory = new TakeMemory(() => this.seq);
+    this.taking = new SqliteStateObjectTake(sqlite, this.memory);
 
     // A push's upsert in SQL of its own, bound positionally with its constants written in: the hot
     // path's one statement. Built through prepareQuery, the same statement cost 4.3 µs against 2.9 µs
@@ -183,6 +187,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
   /** Upserts the object with the next sequence number; resolves after the commit. */
   push(w: StateObjectWrite): Promise<void> {
     return this.batcher.run(() => {
+      const seq = ++this.seq;
       this.upsertRow.run(
         w.sentinelName,
         w.packageName,
@@ -193,8 +198,21 @@ export class SqliteStateObjectStore implements StateObjectStore {
         w.lastUpdateMs,
         w.lifetimeS,
         w.expiresAtMs,
-        ++this.seq,
+        seq,
       );
+      // The row as a take reads it (takes/stateObjectTake.ts, loggedOf: the same keys in the same order).
+      this.memory.pushed({
+        sentinelName: w.sentinelName,
+        packageName: w.packageName,
+        name: w.name,
+        type: w.type,
+        value: w.value,
+        metadatas: w.metadatas,
+        lastUpdateMs: w.lastUpdateMs,
+        lifetimeS: w.lifetimeS,
+        seq,
+        isDeleted: 0,
+      });
     });
   }
 
@@ -225,6 +243,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
           now,
         });
       }
+      if (keys.length > 0) this.memory.changed(this.seq);
       return keys.map((k) => ({
         sentinelName: producer.sentinelName,
         packageName: producer.packageName,
@@ -236,16 +255,19 @@ export class SqliteStateObjectStore implements StateObjectStore {
 
   /** Marks objects whose lifetime ran out as announced (a change in the log) and returns them. */
   expire(now: number): Promise<StateObjectChange[]> {
-    return this.batcher.run(() =>
-      this.selectExpired.all({ now }).map((r) => {
+    return this.batcher.run(() => {
+      const expired = this.selectExpired.all({ now }).map((r) => {
         this.markExpired.run({ sentinel: r.sentinel_name, package: r.package_name, name: r.name, seq: ++this.seq });
         return { sentinelName: r.sentinel_name, packageName: r.package_name, name: r.name, type: r.type };
-      }),
-    );
+      });
+      if (expired.length > 0) this.memory.changed(this.seq);
+      return expired;
+    });
   }
 
   /** Inside a subscription's transaction: adds the filter unless it is there already. True when added. */
   addFilterNow(subscription: string, patterns: StateObjectPatterns): boolean {
+    this.memory.forget(subscription);
     return this.filters.addNow(subscription, patterns, this.seq);
   }
 

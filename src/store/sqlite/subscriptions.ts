@@ -125,8 +125,10 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   removeOwned(owner: SubscriptionOwner, ids: string[], usedSince = Number.MAX_SAFE_INTEGER): Promise<number> {
     return this.batcher.run(() => {
       let removed = 0;
-      for (const id of ids)
+      for (const id of ids) {
         removed += this.deleteOwned.run(id, owner.connectionId, owner.credentialName, usedSince).changes;
+        this.stateObjects.memory.forget(id);
+      }
       return removed;
     });
   }
@@ -156,7 +158,9 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   sweep(now: number, idleCutoff: number, keep: string[]): Promise<ExpiredSubscription[]> {
     return this.db.transaction().execute(async (trx) => {
       await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
-      return deleteIdleSubscriptions(trx, idleCutoff, keep);
+      const deleted = await deleteIdleSubscriptions(trx, idleCutoff, keep);
+      if (deleted.length > 0) this.stateObjects.memory.forgetAll();
+      return deleted;
     });
   }
 
@@ -201,6 +205,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     }
     const cursor = kind === 'messages' ? this.messages.endOfLogNow() : 0;
     this.insertRow.run(id, kind, owner.connectionId, owner.credentialName, now, now, cursor);
+    this.stateObjects.memory.forget(id);
   }
 }
 

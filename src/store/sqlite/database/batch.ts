@@ -1,7 +1,7 @@
 /**
  * Group commit. Work submitted during one turn of the event loop runs in one SQLite transaction; every
- * promise settles only after the COMMIT. Pieces must touch nothing but the database (they may run
- * twice): should one throw, the batch rolls back and runs again with a savepoint per piece, so a
+ * promise settles only after the COMMIT. Pieces must touch nothing but the database, and what the store
+ * remembers of it, which a rollback resets (whenRolledBack): they may run twice. Should one throw, the batch rolls back and runs again with a savepoint per piece, so a
  * failing piece rolls back and rejects alone. One commit then pays for many pushes, sends and polls,
  * and wake-ups go out together. A batch never interleaves with a Kysely transaction on the same
  * connection: while one is open, the batch waits for Kysely's connection.
@@ -89,6 +89,9 @@ export class TransactionBatcher {
   /** When the current wait for another process's write lock began. */
   private busySince: number | undefined;
 
+  /** Told after a transaction rolled back, whole or to a piece's savepoint (whenRolledBack). */
+  private rolledBack: (() => void) | undefined;
+
   private readonly lockWaitMs: number;
   private readonly committed: (commitMs: number, pieces: number) => void;
   private readonly budgetMs: number;
@@ -107,6 +110,14 @@ export class TransactionBatcher {
     this.savepoint = sqlite.prepare('SAVEPOINT job');
     this.release = sqlite.prepare('RELEASE job');
     this.rollbackToSavepoint = sqlite.prepare('ROLLBACK TO job');
+  }
+
+  /**
+   * What a store keeps in memory of the file in its pieces (takes/takeMemory.ts) is reset by `listener` after
+   * any rollback: a piece's memory may then hold writes the file no longer does.
+   */
+  whenRolledBack(listener: () => void): void {
+    this.rolledBack = listener;
   }
 
   /** Runs synchronous `work` inside the next batch transaction; resolves after that transaction commits. */
@@ -258,6 +269,7 @@ export class TransactionBatcher {
       return result;
     } catch (error) {
       if (this.sqlite.inTransaction) this.rollback.run();
+      this.rolledBack?.();
       throw error;
     }
   }
@@ -272,6 +284,7 @@ export class TransactionBatcher {
     } catch (error) {
       this.rollbackToSavepoint.run();
       this.release.run();
+      this.rolledBack?.();
       return { ok: false, value: error };
     }
   }

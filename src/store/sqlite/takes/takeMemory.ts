@@ -1,0 +1,162 @@
+/**
+ * What a StateObject take on SQLite knows without reading the file (stateObjectTake.ts): the log's
+ * latest pushes in order, and, for each subscription whose last take delivered nothing and whose
+ * filters are all of the usual kind (one name, any sentinel, package and type), those names and the
+ * cursor that take left. A poll woken by a push then takes from memory: the read it would make (~5 µs
+ * of its ~9 µs take, a thousand of them in a fan-out) is not made; its writes (cursors, pending
+ * delivery) are the same statements in the same transaction, so what is delivered, and when it is
+ * consumed, does not change.
+ *
+ * It holds only while memory and file agree, which this process alone can see to: the file is its own
+ * (SQLite: one process), and
+ * - a change of the log that is not a push (a tombstone, an expiry) starts the pushes anew after it;
+ * - every write to a subscription or its filters other than the take's own forgets that subscription
+ *   (a filter added, a delivery put back, the subscription deleted or created);
+ * - a transaction rolled back, whole or to a savepoint, forgets everything (a batch's pieces may run twice).
+ * With HUB_TEST_VERIFY_TAKES=1 (the test suite) every take from memory also reads the file, and the
+ * process ends when the two differ.
+ */
+import type { StateObject } from '../../../hub/ports/stateObjects.js';
+
+/** A change of the log as a take returns it: the object's latest value, its sequence number, whether deleted. */
+export type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
+
+/** Takes answered from memory in this process so far: how the tests know that memory did answer. */
+let answered = 0;
+export const takesFromMemory = (): number => answered;
+
+/** HUB_TEST_VERIFY_TAKES: the differences found since last asked, for the suite to fail on (test/support/setupFile.ts). */
+const differences: string[] = [];
+export const takeMemoryDifferences = (): string[] => differences.splice(0);
+
+/**
+ * What the file holds of a subscription (HUB_TEST_VERIFY_TAKES): whether it exists, its pending
+ * delivery's token, each filter's name when it is the usual kind and cursor, what its usual filters
+ * have not seen, oldest change first.
+ */
+export interface FileSide {
+  exists: boolean;
+  pending: string | null;
+  filters: { name: string | undefined; readSeq: number }[];
+  unread: LoggedStateObject[];
+}
+
+/** A subscription as its last take left it, having delivered nothing: its filters' names, all at `cursor`. */
+interface Idle {
+  names: string[];
+  cursor: number;
+  /** The names as a set, when there are enough of them for a set to be the faster lookup. */
+  nameSet?: Set<string>;
+}
+
+/** Names of a subscription past which a set looks them up rather than the array. */
+const MANY_NAMES = 16;
+
+const keyOf = (row: LoggedStateObject) => JSON.stringify([row.sentinelName, row.packageName, row.name]);
+
+/** The pushes kept at most, by count and by the bytes of their values (the oldest half goes past either). */
+const MAX_PUSHES = 1024;
+const MAX_BYTES = 4 * 1024 * 1024;
+
+export class TakeMemory {
+  /** The pushes after `from`, oldest first: every change of the log after `from` is one of them. */
+  private pushes: LoggedStateObject[] = [];
+  private from: number;
+  private bytes = 0;
+  private readonly idle = new Map<string, Idle>();
+
+  /** `seqNow`: the log's last sequence number given out (the store's, bumped inside its transactions). */
+  constructor(private readonly seqNow: () => number) {
+    this.from = seqNow();
+  }
+
+  /** Inside a transaction: a push, the log's latest change. */
+  pushed(row: LoggedStateObject): void {
+    this.pushes.push(row);
+    this.bytes += row.value.length + row.metadatas.length;
+    if (this.pushes.length > MAX_PUSHES || this.bytes > MAX_BYTES) {
+      const kept = this.pushes.slice(this.pushes.length >> 1);
+      this.from = kept[0].seq - 1;
+      this.pushes = kept;
+      this.bytes = kept.reduce((sum, r) => sum + r.value.length + r.metadatas.length, 0);
+    }
+  }
+
+  /** Inside a transaction: a change of the log that is not a push, at `seq`; the pushes start after it. */
+  changed(seq: number): void {
+    this.pushes = [];
+    this.bytes = 0;
+    this.from = seq;
+  }
+
+  /** A transaction rolled back (whole or to a savepoint): nothing remembered may still be true. */
+  rolledBack(): void {
+    this.changed(this.seqNow());
+    this.idle.clear();
+  }
+
+  /** A write to the subscription or its filters other than its take's own. */
+  forget(subscription: string): void {
+    this.idle.delete(subscription);
+  }
+
+  /** Writes to subscriptions that name none in particular (a sweep of idle ones). */
+  forgetAll(): void {
+    this.idle.clear();
+  }
+
+  /** Inside a transaction: the subscription's take delivered nothing and left every filter at `cursor`. */
+  remember(subscription: string, names: string[], cursor: number): void {
+    this.idle.set(subscription, { names, cursor, nameSet: names.length > MANY_NAMES ? new Set(names) : undefined });
+  }
+
+  /**
+   * The subscription's unread objects, oldest change first, each once with its latest value, with the
+   * cursor they follow and its filters' names, when memory knows them; undefined when the file must be read.
+   */
+  unread(subscription: string): { cursor: number; names: string[]; rows: LoggedStateObject[] } | undefined {
+    const idle = this.idle.get(subscription);
+    if (!idle || idle.cursor < this.from) return undefined;
+    const { names, cursor, nameSet } = idle;
+    const rows: LoggedStateObject[] = [];
+    let seen: Set<string> | undefined;
+    // Newest first, so an object pushed twice counts at its latest push (the file keeps only that one).
+    for (let i = this.pushes.length - 1; i >= 0; i--) {
+      const row = this.pushes[i];
+      if (row.seq <= cursor) break;
+      if (!(nameSet ? nameSet.has(row.name) : names.includes(row.name))) continue;
+      if (rows.length > 0) {
+        seen ??= new Set(rows.map(keyOf));
+        const key = keyOf(row);
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      rows.push(row);
+    }
+    answered++;
+    return { cursor, names, rows: rows.reverse() };
+  }
+
+  /**
+   * HUB_TEST_VERIFY_TAKES: what memory answered for the subscription is what the file holds (it
+   * exists, no pending delivery, the same usual filters all at the cursor, the same unread objects);
+   * a difference is recorded for the suite, and ends any other process. Not thrown alone: the batch
+   * would roll back and take again from the file, hiding it.
+   */
+  verify(subscription: string, known: Idle & { rows: LoggedStateObject[] }, file: FileSide): void {
+    const names = file.filters.map((f) => f.name);
+    if (
+      file.exists &&
+      file.pending === null &&
+      file.filters.every((f) => f.readSeq === known.cursor) &&
+      names.length === known.names.length &&
+      known.names.every((n) => names.includes(n)) &&
+      JSON.stringify(file.unread) === JSON.stringify(known.rows)
+    )
+      return;
+    const difference = `take memory differs from the file for subscription ${subscription}: ${JSON.stringify({ known, file })}`;
+    differences.push(difference);
+    console.error(difference);
+    process.exit(70);
+  }
+}
