@@ -1,15 +1,22 @@
 /**
- * A StateObject take on SQLite answered from memory (src/store/sqlite/takes/takeMemory.ts): a woken poll of
- * the usual subscription takes without reading the file, and gets what the file would have given. The
+ * A take on SQLite answered from memory (src/store/sqlite/takes/takeMemory.ts, messageMemory.ts): a woken
+ * poll of the usual StateObject subscription, or of a message subscription, takes without reading the
+ * file, and gets what the file would have given. The
  * suite runs with HUB_TEST_VERIFY_TAKES=1, so each such take here (and everywhere else) also reads the
  * file and fails on any difference; these tests make memory answer, or not, where it must.
  */
 import { describe, expect, it } from 'vitest';
 import { takesFromMemory } from '../src/store/sqlite/takes/takeMemory.js';
 import type { TestHub } from './support/testHub.js';
-import { consumer, get, hubsStoppedAfterEach, pkg } from './support/testHub.js';
-import { namesAndValues, pollStateObjects, subscribeToStateObjects } from './support/subscriptions.js';
-import { waitingPolls } from './support/waitingPolls.js';
+import { consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
+import {
+  dataOf,
+  namesAndValues,
+  pollMessages,
+  pollStateObjects,
+  subscribeToStateObjects,
+} from './support/subscriptions.js';
+import { metricsText, waitingPolls } from './support/waitingPolls.js';
 
 const hub = hubsStoppedAfterEach();
 const p1 = pkg('S1', 'P1');
@@ -124,5 +131,56 @@ describe('a StateObject take from memory', () => {
     expect(await counted(() => poll(h, id))).toEqual({ answer: [['T', 1]], fromMemory: 0 });
     expect(await poll(h, id)).toEqual([]);
     expect(await woken(h, id, () => push(h, 'T', 2))).toEqual({ answer: [['T', 2]], fromMemory: 1 });
+  });
+});
+
+describe('a message take from memory', () => {
+  const send = async (h: TestHub, scope: string, args: string | undefined, data: number) =>
+    expect(
+      (await get(h, 'platform/SendMessage', p1, { scope, ...(args ? { args } : {}), key: 'K', data: String(data) }))
+        .status,
+    ).toBe(204);
+  const messagesOf = async (h: TestHub, id: string, query: Record<string, string | number> = {}) =>
+    dataOf(await pollMessages(h, app, id, query));
+
+  it('reads what a send added from memory, and keeps only what is addressed to the subscription', async () => {
+    const h = await hub();
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    await get(h, 'consumer/SubscribeToMessageGroup', app, { group: 'Kitchen', subscriptionId: id });
+    expect(await messagesOf(h, id)).toEqual([]);
+    const answer = messagesOf(h, id, { timeout: 30_000 });
+    await waitingPolls(h, 1);
+    const before = takesFromMemory();
+    await send(h, 'All', undefined, 1);
+    expect(await answer).toEqual([1]);
+    expect(takesFromMemory() - before).toBeGreaterThan(0);
+    await send(h, 'Group', 'Kitchen', 2);
+    await send(h, 'Group', 'Hall', 3);
+    await send(h, 'Package', 'Consumer/App', 4);
+    await send(h, 'Package', 'Consumer/Other', 5);
+    expect(await counted(() => messagesOf(h, id, { limit: 1 }))).toEqual({ answer: [2], fromMemory: 1 });
+    expect(await counted(() => messagesOf(h, id))).toEqual({ answer: [4], fromMemory: 1 });
+    expect(await messagesOf(h, id)).toEqual([]);
+  });
+
+  it('reads the file for a subscription behind what the log kept, and tells what it missed', async () => {
+    const h = await hub({ options: { messageQueueLimit: 3 } });
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    for (let i = 1; i <= 5; i++) await send(h, 'All', undefined, i);
+    expect(await counted(() => messagesOf(h, id))).toEqual({ answer: [3, 4, 5], fromMemory: 0 });
+    expect(await metricsText(h)).toMatch(/hub_dropped_messages_total 2\b/);
+    await send(h, 'All', undefined, 6);
+    expect(await counted(() => messagesOf(h, id))).toEqual({ answer: [6], fromMemory: 1 });
+  });
+
+  it('starts empty after a restart on the same file, and reads on where the cursor was', async () => {
+    let h = await hub();
+    const id = idOf(await get(h, 'consumer/SubscribeToMessage', app));
+    await send(h, 'All', undefined, 1);
+    await h.stop();
+    h = await hub({ dataDir: h.dataDir });
+    expect(await counted(() => messagesOf(h, id))).toEqual({ answer: [1], fromMemory: 0 });
+    await send(h, 'All', undefined, 2);
+    expect(await counted(() => messagesOf(h, id))).toEqual({ answer: [2], fromMemory: 1 });
   });
 });

@@ -57,9 +57,12 @@ export async function openSqliteHubStore(options: SqliteHubStoreOptions): Promis
   }
   const batcher = new TransactionBatcher(db, sqlite, { lockWaitMs: options.lockWaitMs, committed });
   const stateObjects = new SqliteStateObjectStore(db, sqlite, batcher);
-  batcher.whenRolledBack(() => stateObjects.memory.rolledBack());
   const pending = new SqlitePendingDeliveries(sqlite, batcher, stateObjects.memory);
   const messages = new SqliteMessageStore(sqlite, batcher, options.messageRetention);
+  batcher.whenRolledBack(() => {
+    stateObjects.memory.rolledBack();
+    messages.memory.changed();
+  });
   const vacuum = setInterval(() => {
     try {
       incrementalVacuum(sqlite);

@@ -14,6 +14,7 @@ import type { DeliveryClaim } from '../../hub/ports/deliveryClaim.js';
 import type { MessageStore, NewMessage, TakenMessages } from '../../hub/ports/messages.js';
 import type { JoinedGroupRow, SubscriptionCallerRow, SubscriptionCursor } from '../subscriptionAddresses.js';
 import { hasConfiguredGroups, subscriptionAddresses } from '../subscriptionAddresses.js';
+import { MessageMemory } from './takes/messageMemory.js';
 import { SqliteMessageTake } from './takes/messageTake.js';
 
 const NO_GROUPS: string[] = [];
@@ -49,6 +50,8 @@ export class SqliteMessageStore implements MessageStore {
   private readonly dropRead;
   private readonly expire;
   private readonly taking: SqliteMessageTake;
+  /** The log's latest rows, which a take reads instead of the file (takes/messageMemory.ts). */
+  readonly memory: MessageMemory;
 
   constructor(
     sqlite: Sqlite.Database,
@@ -98,7 +101,8 @@ export class SqliteMessageStore implements MessageStore {
     // Read by every cursor, but maybe still pending for a subscription from before the log (migration 0003).
     this.dropRead = sqlite.prepare(`delete from messages where id <= ? and id < ?
       and not exists (select 1 from message_deliveries d where d.message_id = messages.id)`);
-    this.taking = new SqliteMessageTake(sqlite);
+    this.memory = new MessageMemory(() => this.maxId.get() as number);
+    this.taking = new SqliteMessageTake(sqlite, this.memory);
   }
 
   /**
@@ -119,6 +123,20 @@ export class SqliteMessageStore implements MessageStore {
       }
       const id = Number(this.insert.run(message).lastInsertRowid);
       this.trim.run(id - this.retention.count, id);
+      // The row as a take reads it (takes/messageTake.ts, messageOf: the same keys in the same order).
+      this.memory.sent({
+        id,
+        senderConnectionId: message.senderConnectionId,
+        senderType: message.senderType,
+        senderFriendlyName: message.senderFriendlyName,
+        scope: message.scope,
+        args: message.args,
+        sagaId: message.sagaId,
+        key: message.key,
+        data: message.data,
+        sentMs: message.sentMs,
+      });
+      this.memory.trimmed(id - this.retention.count);
       return id;
     });
   }
@@ -189,6 +207,7 @@ export class SqliteMessageStore implements MessageStore {
       let removed = this.dropRead.run(readByAll ?? top, top).changes;
       removed += this.expire.run(now - this.retention.ms, top).changes;
       this.forgetSaga.run(now - this.retention.ms);
+      if (removed > 0) this.memory.changed();
       return removed;
     });
   }

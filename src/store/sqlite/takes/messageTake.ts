@@ -17,8 +17,10 @@ import type { DeliveryClaim } from '../../../hub/ports/deliveryClaim.js';
 import { judgePending } from '../../../hub/ports/deliveryClaim.js';
 import type { Message, TakenMessages } from '../../../hub/ports/messages.js';
 import { SAGA_RESPONSE_KEY } from '../../../hub/ports/messages.js';
-import { ScopeType } from '../../../hub/scope.js';
 import type { SubscriptionCursor } from '../../subscriptionAddresses.js';
+import type { LoggedMessage, MessageMemory } from './messageMemory.js';
+import { NO_ARGS, namesTargets } from './messageMemory.js';
+import { answeredFromMemory, recordDifference } from './takeMemory.js';
 
 /**
  * A messages row (alias `m`), read raw (arrays: better-sqlite3 naming each row's keys costs about 1 µs
@@ -43,9 +45,15 @@ const messageOf = (r: MessageRow | [...MessageRow, ...unknown[]]): Message => ({
   sentMs: r[9],
 });
 
-/** All and Others reach by subscription, not by name: their args need not be parsed. */
-const namesTargets = (scope: number) => scope !== ScopeType.All && scope !== ScopeType.Others;
-const NO_ARGS: string[] = [];
+/** The test suite's check of every read from memory against the file (messageMemory.ts). */
+const VERIFY_TAKES = process.env.HUB_TEST_VERIFY_TAKES === '1';
+
+/** What a read of the log above a cursor found: the messages addressed to the subscription, where it stopped, how many it missed. */
+interface LogRead {
+  messages: Message[];
+  cursor: number;
+  missed: number;
+}
 
 /** Rows scanned per page when a cursor catches up. */
 const PAGE = 512;
@@ -57,7 +65,10 @@ export class SqliteMessageTake {
   private readonly rememberSaga;
   private readonly backlog: MessageBacklog;
 
-  constructor(sqlite: Sqlite.Database) {
+  constructor(
+    sqlite: Sqlite.Database,
+    private readonly memory: MessageMemory,
+  ) {
     // The page size is part of the SQL: a bound LIMIT costs several µs per read (measured).
     this.page = sqlite
       .prepare(`select ${MESSAGE_COLUMNS} from messages m where m.id > ? order by m.id limit ${PAGE}`)
@@ -87,31 +98,12 @@ export class SqliteMessageTake {
     const now = Date.now();
     const judged = judgePending(claim, to.pendingToken, to.pendingMs, now);
     if (judged?.verdict === 'wait') return { messages: [], missed: 0, judged };
-    const messages = this.backlog.take(subscription, limit);
-    let missed = 0;
     const readFrom = judged?.verdict === 'redeliver' ? (to.redeliverFrom ?? to.readMessageId) : to.readMessageId;
-    let cursor = readFrom;
-    if (messages.length === 0) {
-      for (;;) {
-        const rows = this.page.all(cursor) as MessageRow[];
-        if (rows.length === 0) break;
-        if (rows[0][0] > cursor + 1 && missed === 0) missed = rows[0][0] - cursor - 1;
-        for (const row of rows) {
-          const logged: SentMessage = {
-            id: row[0],
-            scope: row[4],
-            args: namesTargets(row[4]) ? (JSON.parse(row[5]) as string[]) : NO_ARGS,
-            senderConnectionId: row[1],
-          };
-          cursor = row[0];
-          if (isAddressedTo(logged, to)) {
-            messages.push(messageOf(row));
-            if (limit > 0 && messages.length >= limit) break;
-          }
-        }
-        if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
-      }
-    }
+    const backlog = this.backlog.take(subscription, limit);
+    const { messages, cursor, missed } =
+      backlog.length > 0
+        ? { messages: backlog, cursor: readFrom, missed: 0 }
+        : this.readNow(subscription, readFrom, to, limit);
     if (messages.length > 0) {
       if (abort.aborted) throw new ClientGone();
       // Active now, in the transaction that consumed (an answer waits for no second commit); one
@@ -125,6 +117,64 @@ export class SqliteMessageTake {
     }
     return { messages, missed, judged };
   }
+
+  /** Inside a transaction: the log above `from`, from memory when it has all of it, else from the file. */
+  private readNow(subscription: string, from: number, to: MessageAddresses, limit: number): LogRead {
+    const known = this.memory.after(from);
+    if (!known) return this.readFileNow(from, to, limit);
+    answeredFromMemory();
+    const read = addressedOf(known, from, to, limit);
+    if (VERIFY_TAKES) {
+      const file = this.readFileNow(from, to, limit);
+      if (JSON.stringify(file) !== JSON.stringify(read))
+        recordDifference(
+          `message memory differs from the file for subscription ${subscription}: ${JSON.stringify({ read, file })}`,
+        );
+    }
+    return read;
+  }
+
+  /** Inside a transaction: the log above `from` read from the file, in pages. */
+  private readFileNow(from: number, to: MessageAddresses, limit: number): LogRead {
+    const messages: Message[] = [];
+    let missed = 0;
+    let cursor = from;
+    for (;;) {
+      const rows = this.page.all(cursor) as MessageRow[];
+      if (rows.length === 0) break;
+      if (rows[0][0] > cursor + 1 && missed === 0) missed = rows[0][0] - cursor - 1;
+      for (const row of rows) {
+        const logged: SentMessage = {
+          id: row[0],
+          scope: row[4],
+          args: namesTargets(row[4]) ? (JSON.parse(row[5]) as string[]) : NO_ARGS,
+          senderConnectionId: row[1],
+        };
+        cursor = row[0];
+        if (isAddressedTo(logged, to)) {
+          messages.push(messageOf(row));
+          if (limit > 0 && messages.length >= limit) break;
+        }
+      }
+      if ((limit > 0 && messages.length >= limit) || rows.length < PAGE) break;
+    }
+    return { messages, cursor, missed };
+  }
+}
+
+/** What of the log's rows `rows` (all those above `from`) is addressed to `to`, as readFileNow reads it. */
+function addressedOf(rows: LoggedMessage[], from: number, to: MessageAddresses, limit: number): LogRead {
+  const messages: Message[] = [];
+  let cursor = from;
+  const missed = rows.length > 0 && rows[0].message.id > from + 1 ? rows[0].message.id - from - 1 : 0;
+  for (const { message, sent } of rows) {
+    cursor = message.id;
+    if (isAddressedTo(sent, to)) {
+      messages.push(message);
+      if (limit > 0 && messages.length >= limit) break;
+    }
+  }
+  return { messages, cursor, missed };
 }
 
 /**

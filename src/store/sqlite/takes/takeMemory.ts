@@ -21,13 +21,27 @@ import type { StateObject } from '../../../hub/ports/stateObjects.js';
 /** A change of the log as a take returns it: the object's latest value, its sequence number, whether deleted. */
 export type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
 
-/** Takes answered from memory in this process so far: how the tests know that memory did answer. */
+/** Takes answered from memory in this process so far (StateObjects' and messages'): how the tests know that memory did answer. */
 let answered = 0;
 export const takesFromMemory = (): number => answered;
+export const answeredFromMemory = (): void => {
+  answered++;
+};
 
 /** HUB_TEST_VERIFY_TAKES: the differences found since last asked, for the suite to fail on (test/support/setupFile.ts). */
 const differences: string[] = [];
 export const takeMemoryDifferences = (): string[] => differences.splice(0);
+
+/**
+ * HUB_TEST_VERIFY_TAKES: a take from memory found other than the file holds. Recorded for the suite,
+ * and the end of any other process; not thrown alone, as the batch would roll back and take again
+ * from the file, hiding it.
+ */
+export function recordDifference(difference: string): void {
+  differences.push(difference);
+  console.error(difference);
+  process.exit(70);
+}
 
 /**
  * What the file holds of a subscription (HUB_TEST_VERIFY_TAKES): whether it exists, its pending
@@ -139,9 +153,7 @@ export class TakeMemory {
 
   /**
    * HUB_TEST_VERIFY_TAKES: what memory answered for the subscription is what the file holds (it
-   * exists, no pending delivery, the same usual filters all at the cursor, the same unread objects);
-   * a difference is recorded for the suite, and ends any other process. Not thrown alone: the batch
-   * would roll back and take again from the file, hiding it.
+   * exists, no pending delivery, the same usual filters all at the cursor, the same unread objects).
    */
   verify(subscription: string, known: Idle & { rows: LoggedStateObject[] }, file: FileSide): void {
     const names = file.filters.map((f) => f.name);
@@ -154,9 +166,8 @@ export class TakeMemory {
       JSON.stringify(file.unread) === JSON.stringify(known.rows)
     )
       return;
-    const difference = `take memory differs from the file for subscription ${subscription}: ${JSON.stringify({ known, file })}`;
-    differences.push(difference);
-    console.error(difference);
-    process.exit(70);
+    recordDifference(
+      `take memory differs from the file for subscription ${subscription}: ${JSON.stringify({ known, file })}`,
+    );
   }
 }
