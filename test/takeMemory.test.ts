@@ -6,7 +6,7 @@
  * file and fails on any difference; these tests make memory answer, or not, where it must.
  */
 import { describe, expect, it } from 'vitest';
-import { takesFromMemory } from '../src/store/sqlite/takes/takeMemory.js';
+import { MAX_PUSHES, takesFromMemory } from '../src/store/sqlite/takes/takeMemory.js';
 import type { TestHub } from './support/testHub.js';
 import { consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
 import {
@@ -114,7 +114,7 @@ describe('a StateObject take from memory', () => {
     const h = await hub();
     const id = await subscribe(h, { name: 'T' });
     expect(await poll(h, id)).toEqual([]);
-    for (let i = 0; i < 1100; i++) await push(h, `X${i}`, i);
+    for (let i = 0; i <= MAX_PUSHES; i++) await push(h, `X${i}`, i);
     await push(h, 'T', 1);
     expect(await counted(() => poll(h, id))).toEqual({ answer: [['T', 1]], fromMemory: 0 });
     expect(await poll(h, id)).toEqual([]);

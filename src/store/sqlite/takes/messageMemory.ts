@@ -22,9 +22,9 @@ export interface LoggedMessage {
   sent: SentMessage;
 }
 
-/** The rows kept at most, by count and by the bytes of their data (the oldest half goes past either). */
-const MAX_ROWS = 1024;
-const MAX_BYTES = 4 * 1024 * 1024;
+/** The rows kept at most, by count and by the bytes of their data: as the pushes (takeMemory.ts, MAX_PUSHES). */
+const MAX_ROWS = 64;
+const MAX_BYTES = 1024 * 1024;
 
 const bytesOf = (m: Message) => m.data.length + m.args.length;
 

@@ -68,9 +68,14 @@ const MANY_NAMES = 16;
 
 const keyOf = (row: LoggedStateObject) => JSON.stringify([row.sentinelName, row.packageName, row.name]);
 
-/** The pushes kept at most, by count and by the bytes of their values (the oldest half goes past either). */
-const MAX_PUSHES = 1024;
-const MAX_BYTES = 4 * 1024 * 1024;
+/**
+ * The pushes kept at most, by count and by the bytes of their values (the oldest half goes past either).
+ * Enough for the pushes that wake a poll soon after its last take (a fan-out's one); each push kept
+ * outlives the young generation, and 1,024 of them cost ~5 % of a push's CPU, 64 within noise
+ * (bench/pushAB.ts, docs/benchmark-notes.md).
+ */
+export const MAX_PUSHES = 64;
+const MAX_BYTES = 1024 * 1024;
 
 export class TakeMemory {
   /** The pushes after `from`, oldest first: every change of the log after `from` is one of them. */
