@@ -2,11 +2,11 @@
  * A poll's take of a message subscription on SQLite, as one sequence inside one group-commit
  * transaction (SqliteMessageStore.take): read the subscription's caller, addresses, cursor and pending
  * delivery; judge the pending delivery by the claim (ports/deliveryClaim.ts: `wait` takes nothing,
- * `redeliver` reads again from the cursor before it); read the log above the cursor in pages, keeping
- * what is addressed to the subscription, up to `limit`; then move the cursor and leave what it
- * delivers pending under the claim's token (one statement), remembering the saga requests delivered,
- * or, delivering nothing, move the cursor and end the pending delivery judged. Settling a pending
- * delivery later is pendingDeliveries.ts.
+ * `redeliver` reads again from the cursor before it); read the log above the cursor in pages (from
+ * memory when it holds all of it: messageMemory.ts), keeping what is addressed to the subscription, up
+ * to `limit`; then move the cursor and leave what it delivers pending under the claim's token (one
+ * statement), remembering the saga requests delivered, or, delivering nothing, move the cursor and end
+ * the pending delivery judged. Settling a pending delivery later is ../pendingDeliveries.ts.
  */
 import type Sqlite from 'better-sqlite3';
 import { ClientGone } from '../../../errors.js';
