@@ -11,8 +11,8 @@ export default defineConfig({
     // A temp directory of the run's own, empty at its end; each file puts away what it made.
     globalSetup: ['./test/support/emptyTempDir.ts'],
     setupFiles: ['./test/support/setupFile.ts'],
-    // Every StateObject take the SQLite store answers from memory also reads the file, and fails when
-    // the two differ (src/store/sqlite/takeMemory.ts); hubs the tests start as processes inherit it.
+    // Every take the SQLite store answers from memory also reads the file, and a difference fails the
+    // test (src/store/sqlite/takes/verifyTakes.ts); hubs the tests start as processes inherit it and end.
     env: { HUB_TEST_VERIFY_TAKES: '1' },
   },
 });

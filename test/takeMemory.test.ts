@@ -6,7 +6,8 @@
  * file and fails on any difference; these tests make memory answer, or not, where it must.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_PUSHES, takesFromMemory } from '../src/store/sqlite/takes/takeMemory.js';
+import { MAX_PUSHES } from '../src/store/sqlite/takes/takeMemory.js';
+import { takesFromMemory } from '../src/store/sqlite/takes/verifyTakes.js';
 import type { TestHub } from './support/testHub.js';
 import { consumer, get, hubsStoppedAfterEach, idOf, pkg } from './support/testHub.js';
 import {

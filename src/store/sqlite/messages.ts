@@ -101,7 +101,7 @@ export class SqliteMessageStore implements MessageStore {
     // Read by every cursor, but maybe still pending for a subscription from before the log (migration 0003).
     this.dropRead = sqlite.prepare(`delete from messages where id <= ? and id < ?
       and not exists (select 1 from message_deliveries d where d.message_id = messages.id)`);
-    this.memory = new MessageMemory(() => this.maxId.get() as number);
+    this.memory = new MessageMemory(this.maxId.get() as number);
     this.taking = new SqliteMessageTake(sqlite, this.memory);
   }
 

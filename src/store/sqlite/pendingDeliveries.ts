@@ -18,7 +18,10 @@ export class SqlitePendingDeliveries {
   constructor(
     sqlite: Sqlite.Database,
     private readonly batcher: TransactionBatcher,
-    /** Forgets what a take remembers of a subscription whose cursors go back (takes/takeMemory.ts). */
+    /**
+     * Forgets what a take remembers of a subscription whose cursors go back (takes/takeMemory.ts): a
+     * guard, as memory keeps no subscription with a delivery pending.
+     */
     private readonly takes: Pick<TakeMemory, 'forget'>,
   ) {
     this.restoreFilters = sqlite.prepare(

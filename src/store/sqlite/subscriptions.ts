@@ -159,7 +159,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     return this.db.transaction().execute(async (trx) => {
       await writeHubSetting(trx, HEARTBEAT_KEY, String(now));
       const deleted = await deleteIdleSubscriptions(trx, idleCutoff, keep);
-      if (deleted.length > 0) this.stateObjects.memory.forgetAll();
+      for (const { id } of deleted) this.stateObjects.memory.forget(id);
       return deleted;
     });
   }

@@ -1,8 +1,9 @@
 /**
  * Group commit. Work submitted during one turn of the event loop runs in one SQLite transaction; every
  * promise settles only after the COMMIT. Pieces must touch nothing but the database, and what the store
- * remembers of it, which a rollback resets (whenRolledBack): they may run twice. Should one throw, the batch rolls back and runs again with a savepoint per piece, so a
- * failing piece rolls back and rejects alone. One commit then pays for many pushes, sends and polls,
+ * remembers of it, which a rollback resets (whenRolledBack): they may run twice. Should one throw, the
+ * batch rolls back and runs again with a savepoint per piece, so a failing piece rolls back and
+ * rejects alone. One commit then pays for many pushes, sends and polls,
  * and wake-ups go out together. A batch never interleaves with a Kysely transaction on the same
  * connection: while one is open, the batch waits for Kysely's connection.
  *

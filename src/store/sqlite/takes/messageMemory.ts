@@ -5,8 +5,7 @@
  * addressed to the subscription, and the writes the take makes, are as from the file. Holds only what
  * the file does: a send adds its row; the trim that keeps the log at its count drops the rows it
  * deletes; the sweep, or a rollback, starts it anew (store/sqlite/database/batch.ts, whenRolledBack);
- * a restart starts empty. With HUB_TEST_VERIFY_TAKES=1 each take from memory also reads the file, and a
- * difference fails the test suite (takeMemory.ts, takeMemoryDifferences).
+ * a restart starts empty. The test suite checks every read from memory against the file (verifyTakes.ts).
  */
 import type { SentMessage } from '../../../hub/messageAddresses.js';
 import type { Message } from '../../../hub/ports/messages.js';
@@ -22,32 +21,36 @@ export interface LoggedMessage {
   sent: SentMessage;
 }
 
-/** The rows kept at most, by count and by the bytes of their data: as the pushes (takeMemory.ts, MAX_PUSHES). */
+/** The rows kept at most, by count and by the characters of their data and args: as the pushes (takeMemory.ts, MAX_PUSHES). */
 const MAX_ROWS = 64;
-const MAX_BYTES = 1024 * 1024;
+const MAX_CHARACTERS = 1024 * 1024;
 
-const bytesOf = (m: Message) => m.data.length + m.args.length;
+const charactersOf = (m: Message) => m.data.length + m.args.length;
 
 export class MessageMemory {
-  /** The log's rows above `from`, oldest first: every row of the file with a larger id is one of them. */
+  /**
+   * The log's rows above `from`, oldest first: every row of the file with a larger id is one of them.
+   * `from` is Infinity after a reset, until the next send (a new row's id is above every row's in the file).
+   */
   private rows: LoggedMessage[] = [];
   private from: number;
-  private bytes = 0;
+  private characters = 0;
 
-  /** `lastId`: the file's largest message id now. */
-  constructor(private readonly lastId: () => number) {
-    this.from = lastId();
+  /** `lastId`: the file's largest message id at the start. */
+  constructor(lastId: number) {
+    this.from = lastId;
   }
 
   /** Inside a transaction: a send's row, the log's newest. */
   sent(message: Message): void {
+    if (this.from === Infinity) this.from = message.id - 1;
     const args = namesTargets(message.scope) ? (JSON.parse(message.args) as string[]) : NO_ARGS;
     this.rows.push({
       message,
       sent: { id: message.id, scope: message.scope, args, senderConnectionId: message.senderConnectionId },
     });
-    this.bytes += bytesOf(message);
-    if (this.rows.length > MAX_ROWS || this.bytes > MAX_BYTES)
+    this.characters += charactersOf(message);
+    if (this.rows.length > MAX_ROWS || this.characters > MAX_CHARACTERS)
       this.trimmed(this.rows[(this.rows.length >> 1) - 1].message.id);
   }
 
@@ -56,15 +59,18 @@ export class MessageMemory {
     if (id <= this.from) return;
     const kept = this.rows.findIndex((r) => r.message.id > id);
     this.rows = kept < 0 ? [] : this.rows.slice(kept);
-    this.bytes = this.rows.reduce((sum, r) => sum + bytesOf(r.message), 0);
+    this.characters = this.rows.reduce((sum, r) => sum + charactersOf(r.message), 0);
     this.from = id;
   }
 
-  /** Rows left the log by other means than the trim (the sweep), or a transaction rolled back. */
+  /**
+   * Rows left the log by other means than the trim (the sweep), or a transaction rolled back: nothing
+   * is kept until the next send. Reads no SQL: after a rollback it runs where the batch handles an error.
+   */
   changed(): void {
     this.rows = [];
-    this.bytes = 0;
-    this.from = this.lastId();
+    this.characters = 0;
+    this.from = Infinity;
   }
 
   /** The log's rows above `cursor`, oldest first, when they are all here; undefined when the file must be read. */

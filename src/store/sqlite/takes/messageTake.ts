@@ -20,7 +20,7 @@ import { SAGA_RESPONSE_KEY } from '../../../hub/ports/messages.js';
 import type { SubscriptionCursor } from '../../subscriptionAddresses.js';
 import type { LoggedMessage, MessageMemory } from './messageMemory.js';
 import { NO_ARGS, namesTargets } from './messageMemory.js';
-import { answeredFromMemory, recordDifference } from './takeMemory.js';
+import { answeredFromMemory, verifyingTakes, verifyMessageRead } from './verifyTakes.js';
 
 /**
  * A messages row (alias `m`), read raw (arrays: better-sqlite3 naming each row's keys costs about 1 µs
@@ -44,9 +44,6 @@ const messageOf = (r: MessageRow | [...MessageRow, ...unknown[]]): Message => ({
   data: r[8],
   sentMs: r[9],
 });
-
-/** The test suite's check of every read from memory against the file (messageMemory.ts). */
-const VERIFY_TAKES = process.env.HUB_TEST_VERIFY_TAKES === '1';
 
 /** What a read of the log above a cursor found: the messages addressed to the subscription, where it stopped, how many it missed. */
 interface LogRead {
@@ -124,13 +121,7 @@ export class SqliteMessageTake {
     if (!known) return this.readFileNow(from, to, limit);
     answeredFromMemory();
     const read = addressedOf(known, from, to, limit);
-    if (VERIFY_TAKES) {
-      const file = this.readFileNow(from, to, limit);
-      if (JSON.stringify(file) !== JSON.stringify(read))
-        recordDifference(
-          `message memory differs from the file for subscription ${subscription}: ${JSON.stringify({ read, file })}`,
-        );
-    }
+    if (verifyingTakes) verifyMessageRead(subscription, read, this.readFileNow(from, to, limit));
     return read;
   }
 

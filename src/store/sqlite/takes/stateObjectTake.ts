@@ -19,19 +19,16 @@ import { narrowGlob } from '../glob.js';
 import { StateObjectBacklog } from './stateObjectBacklog.js';
 import type { LoggedStateObject, TakeMemory } from './takeMemory.js';
 import type { GlobFilter, LoggedRow, TakeRow } from './takeRows.js';
+import { answeredFromMemory, verifyingTakes, verifyStateObjectTake } from './verifyTakes.js';
 import {
   EXACT_OF_ANY,
   exactOfAny,
-  fileSideOf,
   LOGGED_AT,
   LOGGED_COLUMNS,
   loggedOf,
   loggedOfRow,
   TAKE_COLUMNS,
 } from './takeRows.js';
-
-/** The test suite's check of every take from memory against the file (takeMemory.ts). */
-const VERIFY_TAKES = process.env.HUB_TEST_VERIFY_TAKES === '1';
 
 /** What a take was asked: which subscription, how many objects at most (0: all), up to which change, under which claim. */
 interface Take {
@@ -155,8 +152,8 @@ export class SqliteStateObjectTake {
     const take: Take = { subscription, limit, abort, top, claim };
     const known = this.memory.unread(subscription);
     if (!known) return this.readAndTakeNow(take);
-    if (VERIFY_TAKES)
-      this.memory.verify(subscription, known, fileSideOf(this.selectForTake.all(subscription) as TakeRow[]));
+    answeredFromMemory();
+    if (verifyingTakes) verifyStateObjectTake(subscription, known, this.selectForTake.all(subscription) as TakeRow[]);
     // No pending delivery to judge (a take delivering leaves one, and memory forgets it), no backlog
     // (the take it remembers found it empty, and nothing fills it again).
     return this.deliverNow(take, known.rows, known.cursor < top, undefined, known.names);

@@ -9,54 +9,21 @@
  *
  * It holds only while memory and file agree, which this process alone can see to: the file is its own
  * (SQLite: one process), and
- * - a change of the log that is not a push (a tombstone, an expiry) starts the pushes anew after it;
- * - every write to a subscription or its filters other than the take's own forgets that subscription
- *   (a filter added, a delivery put back, the subscription deleted or created);
+ * - a change of the log that is not a push (a tombstone, an expiry) starts the pushes anew after it
+ *   (so no tombstone is ever within what memory answers for, and their sweep changes nothing here);
+ * - a write that adds a filter, moves a cursor back, or creates or deletes a subscription forgets that
+ *   subscription; the others (its activity, ending a pending delivery) change nothing a take reads
+ *   here, and a take that leaves a delivery pending forgets it itself;
  * - a transaction rolled back, whole or to a savepoint, forgets everything (a batch's pieces may run twice).
- * With HUB_TEST_VERIFY_TAKES=1 (the test suite) every take from memory also reads the file, and the
- * process ends when the two differ.
+ * The test suite checks every take from memory against the file (verifyTakes.ts).
  */
 import type { StateObject } from '../../../hub/ports/stateObjects.js';
 
 /** A change of the log as a take returns it: the object's latest value, its sequence number, whether deleted. */
 export type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
 
-/** Takes answered from memory in this process so far (StateObjects' and messages'): how the tests know that memory did answer. */
-let answered = 0;
-export const takesFromMemory = (): number => answered;
-export const answeredFromMemory = (): void => {
-  answered++;
-};
-
-/** HUB_TEST_VERIFY_TAKES: the differences found since last asked, for the suite to fail on (test/support/setupFile.ts). */
-const differences: string[] = [];
-export const takeMemoryDifferences = (): string[] => differences.splice(0);
-
-/**
- * HUB_TEST_VERIFY_TAKES: a take from memory found other than the file holds. Recorded for the suite,
- * and the end of any other process; not thrown alone, as the batch would roll back and take again
- * from the file, hiding it.
- */
-export function recordDifference(difference: string): void {
-  differences.push(difference);
-  console.error(difference);
-  process.exit(70);
-}
-
-/**
- * What the file holds of a subscription (HUB_TEST_VERIFY_TAKES): whether it exists, its pending
- * delivery's token, each filter's name when it is the usual kind and cursor, what its usual filters
- * have not seen, oldest change first.
- */
-export interface FileSide {
-  exists: boolean;
-  pending: string | null;
-  filters: { name: string | undefined; readSeq: number }[];
-  unread: LoggedStateObject[];
-}
-
 /** A subscription as its last take left it, having delivered nothing: its filters' names, all at `cursor`. */
-interface Idle {
+export interface Idle {
   names: string[];
   cursor: number;
   /** The names as a set, when there are enough of them for a set to be the faster lookup. */
@@ -69,19 +36,19 @@ const MANY_NAMES = 16;
 const keyOf = (row: LoggedStateObject) => JSON.stringify([row.sentinelName, row.packageName, row.name]);
 
 /**
- * The pushes kept at most, by count and by the bytes of their values (the oldest half goes past either).
+ * The pushes kept at most, by count and by the characters of their values (the oldest half goes past either).
  * Enough for the pushes that wake a poll soon after its last take (a fan-out's one); each push kept
  * outlives the young generation, and 1,024 of them cost ~5 % of a push's CPU, 64 within noise
  * (bench/pushAB.ts, docs/benchmark-notes.md).
  */
 export const MAX_PUSHES = 64;
-const MAX_BYTES = 1024 * 1024;
+const MAX_CHARACTERS = 1024 * 1024;
 
 export class TakeMemory {
   /** The pushes after `from`, oldest first: every change of the log after `from` is one of them. */
   private pushes: LoggedStateObject[] = [];
   private from: number;
-  private bytes = 0;
+  private characters = 0;
   private readonly idle = new Map<string, Idle>();
 
   /** `seqNow`: the log's last sequence number given out (the store's, bumped inside its transactions). */
@@ -92,19 +59,19 @@ export class TakeMemory {
   /** Inside a transaction: a push, the log's latest change. */
   pushed(row: LoggedStateObject): void {
     this.pushes.push(row);
-    this.bytes += row.value.length + row.metadatas.length;
-    if (this.pushes.length > MAX_PUSHES || this.bytes > MAX_BYTES) {
+    this.characters += row.value.length + row.metadatas.length;
+    if (this.pushes.length > MAX_PUSHES || this.characters > MAX_CHARACTERS) {
       const kept = this.pushes.slice(this.pushes.length >> 1);
       this.from = kept[0].seq - 1;
       this.pushes = kept;
-      this.bytes = kept.reduce((sum, r) => sum + r.value.length + r.metadatas.length, 0);
+      this.characters = kept.reduce((sum, r) => sum + r.value.length + r.metadatas.length, 0);
     }
   }
 
   /** Inside a transaction: a change of the log that is not a push, at `seq`; the pushes start after it. */
   changed(seq: number): void {
     this.pushes = [];
-    this.bytes = 0;
+    this.characters = 0;
     this.from = seq;
   }
 
@@ -119,14 +86,13 @@ export class TakeMemory {
     this.idle.delete(subscription);
   }
 
-  /** Writes to subscriptions that name none in particular (a sweep of idle ones). */
-  forgetAll(): void {
-    this.idle.clear();
-  }
-
   /** Inside a transaction: the subscription's take delivered nothing and left every filter at `cursor`. */
   remember(subscription: string, names: string[], cursor: number): void {
-    this.idle.set(subscription, { names, cursor, nameSet: names.length > MANY_NAMES ? new Set(names) : undefined });
+    const idle = this.idle.get(subscription);
+    // A take from memory remembers the names it was given: only the cursor moves (no entry per take).
+    if (idle?.names === names) idle.cursor = cursor;
+    else
+      this.idle.set(subscription, { names, cursor, nameSet: names.length > MANY_NAMES ? new Set(names) : undefined });
   }
 
   /**
@@ -152,27 +118,6 @@ export class TakeMemory {
       }
       rows.push(row);
     }
-    answered++;
     return { cursor, names, rows: rows.reverse() };
-  }
-
-  /**
-   * HUB_TEST_VERIFY_TAKES: what memory answered for the subscription is what the file holds (it
-   * exists, no pending delivery, the same usual filters all at the cursor, the same unread objects).
-   */
-  verify(subscription: string, known: Idle & { rows: LoggedStateObject[] }, file: FileSide): void {
-    const names = file.filters.map((f) => f.name);
-    if (
-      file.exists &&
-      file.pending === null &&
-      file.filters.every((f) => f.readSeq === known.cursor) &&
-      names.length === known.names.length &&
-      known.names.every((n) => names.includes(n)) &&
-      JSON.stringify(file.unread) === JSON.stringify(known.rows)
-    )
-      return;
-    recordDifference(
-      `take memory differs from the file for subscription ${subscription}: ${JSON.stringify({ known, file })}`,
-    );
   }
 }

@@ -3,7 +3,7 @@
  * the order its raw rows hold them, and the domain's objects made of them.
  */
 import type { StateObjectGlobs } from '../glob.js';
-import type { FileSide, LoggedStateObject } from './takeMemory.js';
+import type { LoggedStateObject } from './takeMemory.js';
 
 /**
  * A take's reads return rows in better-sqlite3's raw mode (arrays): building an object with named keys
@@ -76,22 +76,3 @@ export type GlobFilter = StateObjectGlobs & {
   createdSeq: number;
   unread?: LoggedStateObject[];
 };
-
-/** HUB_TEST_VERIFY_TAKES: what the file holds of a subscription, from its take's first read (TakeMemory.verify). */
-export function fileSideOf(read: TakeRow[]): FileSide {
-  const filters = new Map<number, FileSide['filters'][number]>();
-  const unread = new Map<number, LoggedStateObject>();
-  for (const row of read) {
-    const [id, sentinel, pkg, , type, exactName, readSeq] = row;
-    if (id === null) continue;
-    const usual = exactOfAny({ sentinel, package: pkg, type, exactName });
-    filters.set(id, { name: usual ? (exactName as string) : undefined, readSeq });
-    if (row[LOGGED_AT + 8] !== null) unread.set(row[LOGGED_AT + 8] as number, loggedOf(row, LOGGED_AT));
-  }
-  return {
-    exists: read.length > 0,
-    pending: read[0]?.[9] ?? null,
-    filters: [...filters.values()],
-    unread: [...unread.values()].sort((a, b) => a.seq - b.seq),
-  };
-}
