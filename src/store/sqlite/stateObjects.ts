@@ -94,7 +94,7 @@ export class SqliteStateObjectStore implements StateObjectStore {
   private readonly markExpired;
   private readonly filters: StateObjectFilters;
   private readonly taking: SqliteStateObjectTake;
-  /** What a take knows without reading (takes/takeMemory.ts): every other write to a subscription forgets it there. */
+  /** What a take knows without reading (takes/takeMemory.ts); a write that changes what a take reads forgets it there. */
   readonly memory: TakeMemory;
 
   constructor(

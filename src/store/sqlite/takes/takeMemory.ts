@@ -23,7 +23,7 @@ import type { StateObject } from '../../../hub/ports/stateObjects.js';
 export type LoggedStateObject = StateObject & { seq: number; isDeleted: number };
 
 /** A subscription as its last take left it, having delivered nothing: its filters' names, all at `cursor`. */
-export interface Idle {
+interface Idle {
   names: string[];
   cursor: number;
   /** The names as a set, when there are enough of them for a set to be the faster lookup. */
