@@ -18,7 +18,16 @@ import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { openPostgresHubStore } from '../src/store/postgres/hubStore.js';
 import { tempDir } from './support/afterFile.js';
 import type { TestClaim } from './support/storeTakes.js';
-import { claim, consumerApp, messageFrom, patterns, signal, shownTo, write } from './support/storeTakes.js';
+import {
+  claim,
+  consumerApp,
+  messageFrom,
+  packageS1P1,
+  patterns,
+  signal,
+  shownTo,
+  write,
+} from './support/storeTakes.js';
 import { postgresServer, testDatabase } from './support/postgres.js';
 
 const server = await postgresServer();
@@ -85,14 +94,7 @@ describe.each(engines)('the store contract on $name', ({ skip, open }) => {
     stores = await open();
     const connectionId = await stores.callers.record(consumerApp());
     owner = { connectionId, credentialName: 'cred' };
-    const otherId = await stores.callers.record({
-      connectionId: randomUUID(),
-      friendlyName: 'S1/P1',
-      kind: 'package',
-      sentinelName: 'S1',
-      packageName: 'P1',
-      firstSeenMs: 1,
-    });
+    const otherId = await stores.callers.record(packageS1P1());
     other = { connectionId: otherId, credentialName: 'other' };
   };
   afterEach(async () => {

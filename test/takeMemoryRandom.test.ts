@@ -7,14 +7,13 @@
  * difference fails the round it happened in.
  */
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ScopeType } from '../src/hub/scope.js';
 import { createLogger } from '../src/logger.js';
 import { openSqliteHubStore } from '../src/store/sqlite/hubStore.js';
 import { takeMemoryDifferences, takesFromMemory } from '../src/store/sqlite/takes/verifyTakes.js';
 import { tempDir } from './support/afterFile.js';
-import { claim, consumerApp, messageFrom, patterns, write } from './support/storeTakes.js';
+import { claim, consumerApp, messageFrom, packageS1P1, patterns, signal, write } from './support/storeTakes.js';
 
 /** A small seeded generator (LCG): the same seed, the same rounds. */
 function random(seed: number): () => number {
@@ -44,14 +43,7 @@ describe('takes from memory under random work', () => {
         const r = random(seed);
         const pick = <T>(a: readonly T[]) => a[Math.floor(r() * a.length)];
         const owner = { connectionId: await store.callers.record(consumerApp()), credentialName: 'cred' };
-        const producer = await store.callers.record({
-          connectionId: randomUUID(),
-          friendlyName: 'S1/P1',
-          kind: 'package',
-          sentinelName: 'S1',
-          packageName: 'P1',
-          firstSeenMs: 1,
-        });
+        const producer = await store.callers.record(packageS1P1());
         const send = messageFrom({ connectionId: producer, friendlyName: 'S1/P1' });
         const stateObjectIds: string[] = [];
         const messageIds: string[] = [];
@@ -66,6 +58,19 @@ describe('takes from memory under random work', () => {
             const x = r();
             const now = Date.now();
             const someId = (ids: string[]) => (ids.length > 0 && r() < 0.9 ? pick(ids) : undefined);
+            /** Records a subscription opened, once. */
+            const opened = (ids: string[]) => (o: { id: string }) => {
+              if (!ids.includes(o.id)) ids.push(o.id);
+            };
+            /** A take's claim (none at times), its token kept as pending when the take delivered. */
+            const claimed = (id: string) => {
+              const token = `t${n++}`;
+              const by = r() < 0.3 ? undefined : claim(token, pick(verdicts));
+              const delivered = (count: number) => {
+                if (by && count > 0) (pending[id] ??= []).push(token);
+              };
+              return { by, delivered };
+            };
             if (x < 0.3) {
               const expires = r() < 0.1;
               const extra = { sentinelName: r() < 0.8 ? 'S1' : 'S2', lifetimeS: expires ? 1 : 0 };
@@ -83,20 +88,19 @@ describe('takes from memory under random work', () => {
               const name = r() < 0.95 ? pick(NAMES) : pick(['*', 'A*', 'B?']);
               const filter = r() < 0.95 ? patterns(name) : patterns(name, { sentinel: 'S1' });
               run(
-                store.subscriptions.openStateObjects(owner, someId(stateObjectIds), filter).then((o) => {
-                  if (!stateObjectIds.includes(o.id)) stateObjectIds.push(o.id);
-                }),
+                store.subscriptions
+                  .openStateObjects(owner, someId(stateObjectIds), filter)
+                  .then(opened(stateObjectIds)),
               );
             } else if (x < 0.7 && stateObjectIds.length > 0) {
               const id = pick(stateObjectIds);
-              const token = `t${n++}`;
-              const by = r() < 0.3 ? undefined : claim(token, pick(verdicts));
+              const { by, delivered } = claimed(id);
               const abort = new AbortController();
               if (r() < 0.01) abort.abort();
               run(
-                store.stateObjects.take(id, pick([0, 0, 1, 2]), abort.signal, by).then((taken) => {
-                  if (by && taken.objects.length > 0) (pending[id] ??= []).push(token);
-                }),
+                store.stateObjects
+                  .take(id, pick([0, 0, 1, 2]), abort.signal, by)
+                  .then((t) => delivered(t.objects.length)),
               );
             } else if (x < 0.75 && stateObjectIds.length > 0) {
               const id = pick(stateObjectIds);
@@ -120,20 +124,11 @@ describe('takes from memory under random work', () => {
               run(store.messages.send(message, refused ? { sagaReplyBy: producer } : {}));
             } else if (x < 0.9) {
               const group = r() < 0.5 ? pick(['G1', 'G2']) : undefined;
-              run(
-                store.subscriptions.openMessages(owner, someId(messageIds), group).then((o) => {
-                  if (!messageIds.includes(o.id)) messageIds.push(o.id);
-                }),
-              );
+              run(store.subscriptions.openMessages(owner, someId(messageIds), group).then(opened(messageIds)));
             } else if (x < 0.98 && messageIds.length > 0) {
               const id = pick(messageIds);
-              const token = `t${n++}`;
-              const by = r() < 0.3 ? undefined : claim(token, pick(verdicts));
-              run(
-                store.messages.take(id, pick([0, 1, 2]), new AbortController().signal, by).then((taken) => {
-                  if (by && taken.messages.length > 0) (pending[id] ??= []).push(token);
-                }),
-              );
+              const { by, delivered } = claimed(id);
+              run(store.messages.take(id, pick([0, 1, 2]), signal(), by).then((t) => delivered(t.messages.length)));
             } else if (x < 0.985 && stateObjectIds.length > 0) {
               const id = pick(stateObjectIds);
               run(store.subscriptions.findOwned(owner, id, 'state_objects', claim(`f${n++}`, pick(verdicts))));

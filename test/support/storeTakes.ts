@@ -24,6 +24,16 @@ export const consumerApp = (): NewCaller => ({
   firstSeenMs: 1,
 });
 
+/** The package S1/P1, first seen long ago, under a new ConnectionId. */
+export const packageS1P1 = (): NewCaller => ({
+  connectionId: randomUUID(),
+  friendlyName: 'S1/P1',
+  kind: 'package',
+  sentinelName: 'S1',
+  packageName: 'P1',
+  firstSeenMs: 1,
+});
+
 /** A message to All with key K sent by `sender`. */
 export const messageFrom =
   (sender: { connectionId: string; friendlyName: string }) =>
